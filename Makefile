@@ -1,0 +1,123 @@
+# tracekit: libbpf CO-RE tracing tools.
+#   make            build every tool into build/bin/
+#   make check      unit tests (cmocka) and end-to-end tests (pytest, as root)
+#   make deps       install the Debian packages that build and tests need
+#   make fuzz       fuzz the JSON string escaper (libFuzzer, ASan+UBSan)
+
+ARCH := $(shell uname -m)
+BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+VMLINUX_ARCH := $(patsubst aarch64,arm64,$(ARCH))
+BUILD := build
+OBJ := $(BUILD)/obj
+BIN := $(BUILD)/bin
+
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PYTHON ?= /usr/bin/python3
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
+	-Ilibtrace -Ibpf -I$(OBJ)
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
+	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
+
+TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+LIBTRACE_SRC := $(wildcard libtrace/*.c)
+LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
+	$(OBJ)/libtrace/syscall_table.o
+LIBTRACE := $(OBJ)/libtrace.a
+
+DEPS_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+	linux-libc-dev libcmocka-dev python3-pytest libclang-rt-14-dev \
+	libbpf-tools
+
+.PHONY: all deps check check-unit check-e2e fuzz bench clean
+.DELETE_ON_ERROR:
+
+all: deps-stamp $(addprefix $(BIN)/,$(TOOLS))
+
+# Install only what is missing; a stamp keeps `make` quiet after the first run.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' \
+			|| missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install$$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-stamp
+
+deps-stamp: $(BUILD)/.deps-stamp
+$(BUILD)/.deps-stamp: Makefile
+	@$(MAKE) --no-print-directory deps
+.PHONY: deps-stamp
+
+# BPF objects and their skeletons.
+$(OBJ)/bpf/%.bpf.o: bpf/%.bpf.c | $(OBJ)/bpf
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	@# Drop DWARF (BTF stays) so skeletons embed a small object.
+	llvm-strip -g $@
+
+$(OBJ)/%.skel.h: $(OBJ)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# Syscall name tables, generated from this machine's kernel headers.
+$(OBJ)/libtrace/syscall_table.c: libtrace/gen-syscall-table.sh | $(OBJ)/libtrace
+	sh $< $(CC) > $@
+
+$(OBJ)/libtrace/syscall_table.o: $(OBJ)/libtrace/syscall_table.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OBJ)/libtrace/%.o: libtrace/%.c | $(OBJ)/libtrace
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBTRACE): $(LIBTRACE_OBJ)
+	$(AR) rcs $@ $^
+
+# A tool's object depends on its skeleton; -MMD tracks the rest.
+$(OBJ)/tools/%.o: tools/%.c $(OBJ)/%.skel.h | $(OBJ)/tools
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tests $(BIN):
+	mkdir -p $@
+
+# Unit tests: one cmocka program per tests/unit/test_*.c.
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OBJ)/tests/%,$(wildcard tests/unit/test_*.c))
+
+$(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
+	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+check-unit: deps-stamp $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+
+check-e2e: all
+	$(PYTHON) -m pytest -v tests/e2e
+
+check: check-unit check-e2e
+
+# libFuzzer over the JSON escaper, with ASan and UBSan.
+FUZZ_TIME ?= 60
+fuzz: deps-stamp | $(OBJ)/tests
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Ilibtrace -Ibpf -D_GNU_SOURCE tests/fuzz/fuzz_json.c libtrace/json.c \
+		-o $(OBJ)/tests/fuzz_json
+	mkdir -p $(BUILD)/fuzz-corpus
+	$(OBJ)/tests/fuzz_json -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-corpus tests/fuzz/corpus
+
+bench: all
+	$(PYTHON) bench/run.py
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(OBJ)/*/*.d)
+
+# Keep generated skeletons and BPF objects between runs.
+.SECONDARY:

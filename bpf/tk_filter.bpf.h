@@ -1,0 +1,70 @@
+/* The one task filter of every tracekit program. Settings live in rodata,
+ * so the verifier removes the checks a run does not ask for. */
+#ifndef TK_FILTER_BPF_H
+#define TK_FILTER_BPF_H
+
+#include "tk_shared.h"
+
+const volatile struct tk_filter tk_filter = { .uid = -1 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} tk_cgroup SEC(".maps");
+
+/* Substring match of the current comm against tk_filter.comm. */
+static __always_inline bool tk_comm_matches(void)
+{
+	char comm[TK_TASK_COMM_LEN];
+	int i, j;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < TK_TASK_COMM_LEN; i++) {
+		for (j = 0; i + j < TK_TASK_COMM_LEN && j < TK_TASK_COMM_LEN; j++) {
+			if (!tk_filter.comm[j])
+				return true;
+			if (comm[i + j] != tk_filter.comm[j])
+				break;
+		}
+		if (!comm[i])
+			break;
+	}
+	return false;
+}
+
+/* True when the current task passes every filter asked for. */
+static __always_inline bool tk_task_wanted(void)
+{
+	if (tk_filter.tgid || tk_filter.tid) {
+		u64 pid_tgid = bpf_get_current_pid_tgid();
+
+		if (tk_filter.tgid && (u32)(pid_tgid >> 32) != (u32)tk_filter.tgid)
+			return false;
+		if (tk_filter.tid && (u32)pid_tgid != (u32)tk_filter.tid)
+			return false;
+	}
+	if (tk_filter.uid >= 0 &&
+	    (u32)bpf_get_current_uid_gid() != (u32)tk_filter.uid)
+		return false;
+	if (tk_filter.use_cgroup &&
+	    !bpf_current_task_under_cgroup(&tk_cgroup, 0))
+		return false;
+	if (tk_filter.comm[0] && !tk_comm_matches())
+		return false;
+	return true;
+}
+
+/* The same filter for a task that is not current (sched_switch, wakeups).
+ * The cgroup filter needs current, so it is not applied here. */
+static __always_inline bool tk_other_task_wanted(u32 tgid, u32 tid)
+{
+	if (tk_filter.tgid && tgid != (u32)tk_filter.tgid)
+		return false;
+	if (tk_filter.tid && tid != (u32)tk_filter.tid)
+		return false;
+	return true;
+}
+
+#endif

@@ -1,0 +1,30 @@
+/* Definitions shared by every BPF program and by libtrace. Plain C types
+ * only: this header is included both with vmlinux.h and with libc. */
+#ifndef TK_SHARED_H
+#define TK_SHARED_H
+
+/* Task filter, written into each program's rodata by libtrace before load. */
+struct tk_filter {
+	int tgid;         /* 0: any process */
+	int tid;          /* 0: any thread */
+	int uid;          /* -1: any user */
+	int use_cgroup;   /* 1: only tasks under tk_cgroup[0] */
+	char comm[16];    /* "": any comm; else substring of comm */
+};
+
+/* Indexes of the per-CPU loss counters (map tk_losses). */
+enum tk_loss {
+	TK_LOSS_EVENT = 0,   /* event not submitted: ring/perf buffer full */
+	TK_LOSS_MAP_FULL,    /* map insert failed: map at max_entries */
+	TK_LOSS_MAX,
+};
+
+/* Event transport chosen by libtrace at run time. */
+enum tk_transport {
+	TK_TRANSPORT_RINGBUF = 0,
+	TK_TRANSPORT_PERFBUF = 1,
+};
+
+#define TK_TASK_COMM_LEN 16
+
+#endif

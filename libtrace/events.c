@@ -1,0 +1,216 @@
+#include "events.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf.h"
+#include "json.h"
+#include "opts.h"
+#include "setup.h"
+#include "tk_shared.h"
+
+static int transport = -1;
+static unsigned long default_kb = 4096;
+static struct ring_buffer *ringbuf;
+static struct perf_buffer *perfbuf;
+static tk_event_fn event_fn;
+static void *event_ctx;
+static unsigned long long perf_lost;
+static int stop_rc;
+
+void tk_events_default_kb(unsigned long kb)
+{
+	default_kb = kb;
+}
+
+const char *tk_events_transport_name(void)
+{
+	return transport == TK_TRANSPORT_PERFBUF ? "perf buffer" : "ring buffer";
+}
+
+static int choose_transport(void)
+{
+	const char *env = getenv("TRACEKIT_TRANSPORT");
+
+	if (env && !strcmp(env, "perf"))
+		return TK_TRANSPORT_PERFBUF;
+	if (env && *env && strcmp(env, "ringbuf"))
+		tk_fail("TRACEKIT_TRANSPORT=%s: unknown transport (ringbuf, perf)", env);
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1)
+		return TK_TRANSPORT_RINGBUF;
+	if (env && *env)
+		tk_fail("this kernel has no BPF ring buffer (Linux 5.8+); use TRACEKIT_TRANSPORT=perf");
+	return TK_TRANSPORT_PERFBUF;
+}
+
+static unsigned long buffer_kb(void)
+{
+	return tk_opts.buffer_kb ? tk_opts.buffer_kb : default_kb;
+}
+
+int tk_events_prepare(struct bpf_object *obj)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_events");
+	unsigned long bytes, size = getpagesize();
+	int err;
+
+	if (!map)
+		return 0;  /* a tool without events */
+	if (transport < 0)
+		transport = choose_transport();
+	err = tk_set_rodata(obj, "tk_transport", &transport, sizeof(transport));
+	if (err)
+		return err;
+	if (transport == TK_TRANSPORT_RINGBUF) {
+		bytes = buffer_kb() * 1024;
+		while (size < bytes)  /* a power of two pages */
+			size <<= 1;
+		return bpf_map__set_max_entries(map, size);
+	}
+	err = bpf_map__set_type(map, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	if (!err)
+		err = bpf_map__set_key_size(map, sizeof(int));
+	if (!err)
+		err = bpf_map__set_value_size(map, sizeof(int));
+	if (!err)
+		err = bpf_map__set_max_entries(map, 0);  /* libbpf: one per CPU */
+	return err;
+}
+
+int tk_events_after_load(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	int fd, err, key = 0;
+
+	if (!tk_opts.cgroup_path)
+		return 0;
+	map = bpf_object__find_map_by_name(obj, "tk_cgroup");
+	if (!map)
+		return -ENOENT;
+	fd = open(tk_opts.cgroup_path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map__update_elem(map, &key, sizeof(key), &fd, sizeof(fd), 0);
+	close(fd);
+	return err;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	return event_fn(event_ctx, data, size);
+}
+
+static void on_perf(void *ctx, int cpu, void *data, __u32 size)
+{
+	(void)ctx;
+	(void)cpu;
+	if (!stop_rc)
+		stop_rc = event_fn(event_ctx, data, size);
+}
+
+static void on_perf_lost(void *ctx, int cpu, __u64 n)
+{
+	(void)ctx;
+	(void)cpu;
+	perf_lost += n;
+}
+
+void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_events");
+	int fd = bpf_map__fd(map);
+
+	event_fn = fn;
+	event_ctx = ctx;
+	if (transport == TK_TRANSPORT_RINGBUF) {
+		ringbuf = ring_buffer__new(fd, on_ringbuf, NULL, NULL);
+	} else {
+		unsigned long pages = 1, want = buffer_kb() * 1024 / getpagesize();
+
+		while (pages < want)  /* per CPU, a power of two */
+			pages <<= 1;
+		perfbuf = perf_buffer__new(fd, pages, on_perf, on_perf_lost,
+					   NULL, NULL);
+	}
+	if (!ringbuf && !perfbuf)
+		tk_fail("cannot open the %s: %s", tk_events_transport_name(),
+			strerror(errno));
+}
+
+int tk_events_poll(int timeout_ms)
+{
+	int n;
+
+	if (ringbuf) {
+		n = ring_buffer__poll(ringbuf, timeout_ms);
+	} else {
+		n = perf_buffer__poll(perfbuf, timeout_ms);
+		if (stop_rc)
+			return -1;
+	}
+	if (n == -EINTR)
+		return 0;
+	if (n < 0 && n != -EINTR && !tk_exiting()) {
+		/* A callback's non-zero return comes back as n. */
+		return n;
+	}
+	return n;
+}
+
+void tk_events_loop(void)
+{
+	while (!tk_exiting()) {
+		int n = tk_events_poll(tk_wait_ms(100));
+
+		if (n < 0)
+			break;
+	}
+	/* Drain what is already in the buffer before the final report. */
+	if (ringbuf)
+		ring_buffer__consume(ringbuf);
+	else if (perfbuf)
+		perf_buffer__consume(perfbuf);
+}
+
+void tk_losses_read(struct bpf_object *obj, struct tk_losses *out)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_losses");
+
+	memset(out, 0, sizeof(*out));
+	if (map) {
+		tk_percpu_sum(map, TK_LOSS_EVENT, &out->events);
+		tk_percpu_sum(map, TK_LOSS_MAP_FULL, &out->map_full);
+	}
+	out->events += perf_lost;
+}
+
+void tk_losses_report(struct bpf_object *obj)
+{
+	struct tk_losses l;
+	struct tk_json j;
+
+	tk_losses_read(obj, &l);
+	if (tk_opts.json) {
+		tk_json_begin(&j, stdout);
+		tk_json_str(&j, "type", "loss");
+		tk_json_uint(&j, "events_lost", l.events);
+		tk_json_uint(&j, "map_inserts_failed", l.map_full);
+		tk_json_end(&j);
+		fflush(stdout);
+		return;
+	}
+	fflush(stdout);
+	if (l.events)
+		fprintf(stderr, "%s: lost %llu events: the %s was full; raise --buffer-kb (now %lu)\n",
+			tk_tool_name(), l.events, tk_events_transport_name(),
+			buffer_kb());
+	if (l.map_full)
+		fprintf(stderr, "%s: %llu map inserts failed: a map was full; counts are incomplete\n",
+			tk_tool_name(), l.map_full);
+}

@@ -1,0 +1,47 @@
+/* Events from BPF to userspace: a ring buffer, or per-CPU perf buffers on
+ * kernels without one (before 5.8), behind one interface; and the loss
+ * report every tool prints at exit. */
+#ifndef TK_EVENTS_H
+#define TK_EVENTS_H
+
+#include <bpf/libbpf.h>
+#include <stddef.h>
+
+/* Handle one event; return non-zero to stop polling. */
+typedef int (*tk_event_fn)(void *ctx, const void *data, size_t size);
+
+/* Before load: pick the transport (TRACEKIT_TRANSPORT=perf forces the perf
+ * buffer) and size the tk_events map from --buffer-kb. */
+int tk_events_prepare(struct bpf_object *obj);
+
+/* After load: put the --cgroup directory in tk_cgroup. */
+int tk_events_after_load(struct bpf_object *obj);
+
+const char *tk_events_transport_name(void);
+
+/* Set the default buffer size of a tool (KiB) before tk_load. */
+void tk_events_default_kb(unsigned long kb);
+
+/* Start reading tk_events; exits 1 with the cause on failure. */
+void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx);
+
+/* Wait up to timeout_ms and handle what came. Returns events handled, 0 on
+ * timeout or signal, or negative when fn asked to stop. */
+int tk_events_poll(int timeout_ms);
+
+/* Run the poll loop until tk_exiting(). */
+void tk_events_loop(void);
+
+/* Losses counted so far: events not submitted (BPF side and perf buffer
+ * overwrites) and failed map inserts. */
+struct tk_losses {
+	unsigned long long events;
+	unsigned long long map_full;
+};
+void tk_losses_read(struct bpf_object *obj, struct tk_losses *out);
+
+/* At exit: a stderr line in text mode when anything was lost; a
+ * {"type":"loss",...} record in JSON mode, always. */
+void tk_losses_report(struct bpf_object *obj);
+
+#endif

@@ -1,0 +1,90 @@
+#include "names.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum tk_arch tk_arch_native(void)
+{
+#if defined(__aarch64__)
+	return TK_ARCH_ARM64;
+#else
+	return TK_ARCH_X86_64;
+#endif
+}
+
+static const struct tk_syscall_entry *table_of(enum tk_arch arch)
+{
+	return arch == TK_ARCH_ARM64 ? tk_syscalls_arm64 : tk_syscalls_x86_64;
+}
+
+const char *tk_syscall_name(enum tk_arch arch, long nr)
+{
+	const struct tk_syscall_entry *t = table_of(arch);
+	size_t lo = 0, hi = 0;
+
+	while (t[hi].name)
+		hi++;
+	while (lo < hi) {  /* tables are sorted by number */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid].nr == nr)
+			return t[mid].name;
+		if (t[mid].nr < nr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *tk_syscall_name_or_nr(enum tk_arch arch, long nr, char *buf,
+				  unsigned len)
+{
+	const char *name = tk_syscall_name(arch, nr);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "%ld", nr);
+	return buf;
+}
+
+long tk_syscall_nr(enum tk_arch arch, const char *name)
+{
+	const struct tk_syscall_entry *t;
+
+	for (t = table_of(arch); t->name; t++)
+		if (!strcmp(t->name, name))
+			return t->nr;
+	return -1;
+}
+
+const char *tk_errno_name(int err)
+{
+	if (err < 0)
+		err = -err;
+	return strerrorname_np(err);
+}
+
+int tk_errno_parse(const char *s)
+{
+	char *end;
+	long v;
+	int e;
+
+	if (!s || !*s)
+		return -1;
+	if (isdigit((unsigned char)*s)) {
+		v = strtol(s, &end, 10);
+		return (*end || v <= 0 || v > 4095) ? -1 : (int)v;
+	}
+	for (e = 1; e < 4096; e++) {
+		const char *name = strerrorname_np(e);
+
+		if (name && !strcasecmp(name, s))
+			return e;
+	}
+	return -1;
+}

@@ -1,0 +1,277 @@
+#include "opts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "setup.h"
+
+struct tk_opts tk_opts = { .filter = { .uid = -1 } };
+
+enum {  /* internal keys of the common options */
+	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
+	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER,
+};
+
+/* Short letter each common option has unless the tool claims it. */
+static const struct { int key; int letter; } default_letters[] = {
+	{ K_PID, 'p' }, { K_UID, 'u' }, { K_CGROUP, 'c' }, { K_NAME, 'n' },
+	{ K_TIME, 'T' }, { K_JSON, 'j' }, { K_DURATION, 'd' },
+	{ K_VERBOSE, 'v' },
+};
+
+static struct argp_option common_options[] = {
+	{ "pid", K_PID, "PID", 0, "Only this process (thread group)", 1 },
+	{ "tid", K_TID, "TID", 0, "Only this thread", 1 },
+	{ "uid", K_UID, "UID", 0, "Only this user", 1 },
+	{ "cgroup", K_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 path", 1 },
+	{ "name", K_NAME, "COMM", 0, "Only tasks whose comm contains COMM", 1 },
+	{ "time", K_TIME, 0, 0, "Print a wall-clock time column", 1 },
+	{ "json", K_JSON, 0, 0, "NDJSON output: one object per line", 1 },
+	{ "duration", K_DURATION, "SEC", 0, "Stop after SEC seconds", 1 },
+	{ "verbose", K_VERBOSE, 0, 0,
+	  "libbpf messages and the attach methods chosen", 1 },
+	{ "btf", K_BTF, "FILE",  0,
+	  "Kernel BTF for kernels without /sys/kernel/btf/vmlinux", 1 },
+	{ "buffer-kb", K_BUFFER, "KB", 0,
+	  "Event buffer size in KiB (ring buffer total, or perf buffer per CPU)", 1 },
+	{ 0 },
+};
+
+static const struct tk_tool *the_tool;
+static int positional;
+
+void tk_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", tk_tool_name());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see '%s --help'\n", tk_tool_name());
+	exit(2);
+}
+
+long tk_arg_long(const char *option, const char *arg, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		if (max == LONG_MAX)
+			tk_usage_error("invalid %s value '%s': expected an integer >= %ld",
+				       option, arg, min);
+		tk_usage_error("invalid %s value '%s': expected an integer from %ld to %ld",
+			       option, arg, min, max);
+	}
+	return v;
+}
+
+double tk_arg_double(const char *option, const char *arg, double min,
+		     double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max)
+		tk_usage_error("invalid %s value '%s': expected a number from %g to %g",
+			       option, arg, min, max);
+	return v;
+}
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	size_t i;
+
+	/* A letter the tool left to us arrives as the letter itself. */
+	for (i = 0; i < sizeof(default_letters) / sizeof(default_letters[0]); i++)
+		if (key == default_letters[i].letter)
+			key = default_letters[i].key;
+
+	switch (key) {
+	case K_PID:
+		tk_opts.filter.tgid = tk_arg_long("--pid", arg, 1, INT_MAX);
+		break;
+	case K_TID:
+		tk_opts.filter.tid = tk_arg_long("--tid", arg, 1, INT_MAX);
+		break;
+	case K_UID:
+		tk_opts.filter.uid = tk_arg_long("--uid", arg, 0, INT_MAX - 1);
+		break;
+	case K_CGROUP: {
+		struct stat st;
+
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			tk_usage_error("invalid --cgroup value '%s': not a cgroup directory (e.g. /sys/fs/cgroup/system.slice)",
+				       arg);
+		tk_opts.cgroup_path = arg;
+		tk_opts.filter.use_cgroup = 1;
+		break;
+	}
+	case K_NAME:
+		if (!*arg || strlen(arg) >= sizeof(tk_opts.filter.comm))
+			tk_usage_error("invalid --name value '%s': expected 1 to %zu characters (comm is at most 15)",
+				       arg, sizeof(tk_opts.filter.comm) - 1);
+		strcpy(tk_opts.filter.comm, arg);
+		break;
+	case K_TIME:
+		tk_opts.time = true;
+		break;
+	case K_JSON:
+		tk_opts.json = true;
+		break;
+	case K_DURATION:
+		tk_opts.duration = tk_arg_double("--duration", arg, 0.001, 1e9);
+		break;
+	case K_VERBOSE:
+		tk_opts.verbose = true;
+		break;
+	case K_BTF: {
+		struct stat st;
+
+		if (stat(arg, &st) || !S_ISREG(st.st_mode))
+			tk_usage_error("invalid --btf value '%s': no such file", arg);
+		tk_opts.btf_path = arg;
+		break;
+	}
+	case K_BUFFER:
+		tk_opts.buffer_kb = tk_arg_long("--buffer-kb", arg, 4, 1 << 20);
+		break;
+	case ARGP_KEY_ARG:
+		if (!the_tool->periodic)
+			tk_usage_error("unexpected argument '%s'", arg);
+		if (positional == 0)
+			tk_opts.interval = tk_arg_long("interval", arg, 1, INT_MAX);
+		else if (positional == 1)
+			tk_opts.count = tk_arg_long("count", arg, 1, LONG_MAX);
+		else
+			tk_usage_error("unexpected argument '%s' after [interval [count]]", arg);
+		positional++;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	(void)state;
+	return 0;
+}
+
+static size_t count_options(const struct argp_option *o)
+{
+	size_t n = 0;
+
+	while (o && (o[n].name || o[n].key || o[n].doc))
+		n++;
+	return n;
+}
+
+/* Catch unknown options and missing arguments before argp does, so the
+ * error is one line in our format rather than argp's two. */
+static void precheck(const struct argp_option *tool_opts, int argc, char **argv)
+{
+	size_t nt = count_options(tool_opts), nc = count_options(common_options);
+	struct option *lo = calloc(nt + nc + 3, sizeof(*lo));
+	char shorts[256] = ":";
+	size_t n = 0, i, k;
+	int c;
+
+	if (!lo)
+		exit(1);
+	for (k = 0; k < 2; k++) {
+		const struct argp_option *o = k ? common_options : tool_opts;
+		size_t cnt = k ? nc : nt;
+
+		for (i = 0; i < cnt; i++) {
+			int has = o[i].arg ? ((o[i].flags & OPTION_ARG_OPTIONAL) ?
+					      optional_argument : required_argument)
+					   : no_argument;
+
+			if (o[i].name)
+				lo[n++] = (struct option){ o[i].name, has, 0, o[i].key };
+			if (o[i].key > 0 && o[i].key < 128 && isprint(o[i].key) &&
+			    strlen(shorts) < sizeof(shorts) - 4) {
+				size_t l = strlen(shorts);
+
+				shorts[l++] = o[i].key;
+				if (has != no_argument)
+					shorts[l++] = ':';
+				if (has == optional_argument)
+					shorts[l++] = ':';
+				shorts[l] = 0;
+			}
+		}
+	}
+	lo[n++] = (struct option){ "help", no_argument, 0, '?' };
+	lo[n++] = (struct option){ "usage", no_argument, 0, '?' };
+	strcat(shorts, "?");
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		const char *bad = argv[optind - 1];
+
+		if (c == ':')
+			tk_usage_error("option '%s' needs a value", bad);
+		if (c == '?' && optopt && optopt != '?')
+			tk_usage_error("unknown option '-%c'", optopt);
+		if (c == '?' && !optopt && strcmp(bad, "--help") &&
+		    strcmp(bad, "--usage") && strcmp(bad, "-?"))
+			tk_usage_error("unknown option '%s'", bad);
+	}
+	optind = 1;
+	free(lo);
+}
+
+void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
+{
+	size_t i, j;
+	struct argp_child children[] = {
+		{ 0, 0, "Common options:", 1 },
+		{ 0 },
+	};
+	static struct argp common_argp;
+	struct argp argp = {
+		.options = tool->options,
+		.parser = tool->parser,
+		.doc = tool->doc,
+		.children = children,
+	};
+
+	the_tool = tool;
+	tk_set_tool_name(tool->name);
+	/* Letters the tool claims leave the common option long-only. */
+	for (i = 0; common_options[i].name; i++) {
+		int key = common_options[i].key;
+
+		for (j = 0; j < sizeof(default_letters) / sizeof(default_letters[0]); j++) {
+			int letter = default_letters[j].letter;
+
+			if (default_letters[j].key != key)
+				continue;
+			if (!tool->own_letters || !strchr(tool->own_letters, letter))
+				common_options[i].key = letter;
+		}
+	}
+	common_argp.options = common_options;
+	common_argp.parser = parse_common;
+	children[0].argp = &common_argp;
+	if (tool->periodic)
+		argp.args_doc = "[interval [count]]";
+
+	precheck(tool->options, argc, argv);
+	argp_err_exit_status = 2;
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		exit(2);
+}

@@ -1,0 +1,51 @@
+/* Command line: the common options of every tool (one argp child), the
+ * tool's own options, and usage errors that exit 2 with one line. */
+#ifndef TK_OPTS_H
+#define TK_OPTS_H
+
+#include <argp.h>
+#include <stdbool.h>
+
+#include "tk_shared.h"
+
+struct tk_opts {
+	struct tk_filter filter;   /* -p -u -n --tid; use_cgroup from -c */
+	const char *cgroup_path;   /* -c */
+	bool time;                 /* -T: wall-clock time column */
+	bool json;                 /* -j */
+	double duration;           /* -d SEC; 0: until interrupted */
+	bool verbose;              /* -v */
+	const char *btf_path;      /* --btf */
+	unsigned long buffer_kb;   /* --buffer-kb; 0: the tool's default */
+	long interval;             /* periodic tools: seconds, 0: at exit only */
+	long count;                /* periodic tools: 0: forever */
+};
+
+extern struct tk_opts tk_opts;
+
+/* The tool's description of itself for the parser. */
+struct tk_tool {
+	const char *name;
+	const char *doc;           /* argp doc: summary "\v" examples, limits */
+	const struct argp_option *options;
+	argp_parser_t parser;      /* may be NULL */
+	const char *own_letters;   /* short letters the tool takes from the
+				    * common options, which keep their long
+				    * names (syscount's -T is --top) */
+	bool periodic;             /* accepts [interval [count]] */
+};
+
+/* Parse argv; exit 2 with one line on any usage error, 0 after --help. */
+void tk_parse_args(const struct tk_tool *tool, int argc, char **argv);
+
+/* Usage error: "tool: MESSAGE; see 'tool --help'", exit 2. */
+void tk_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+/* Value parsers for option arguments: on a bad value they call
+ * tk_usage_error naming the option, so tools never print their own. */
+long tk_arg_long(const char *option, const char *arg, long min, long max);
+double tk_arg_double(const char *option, const char *arg, double min,
+		     double max);
+
+#endif

@@ -1,0 +1,83 @@
+#include "output.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+const char *tk_time_str(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+	return buf;
+}
+
+void tk_json_time(struct tk_json *j)
+{
+	struct timeval tv;
+	struct tm tm;
+	char buf[48];
+	size_t n;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", (long)tv.tv_usec);
+	tk_json_str(j, "time", buf);
+}
+
+static void cell(FILE *f, const struct tk_col *col, int last, const char *s)
+{
+	if (last && col->left)
+		fputs(s, f);  /* no trailing blanks */
+	else if (last)
+		fprintf(f, "%*s", col->width, s);
+	else if (col->left)
+		fprintf(f, "%-*s ", col->width, s);
+	else
+		fprintf(f, "%*s ", col->width, s);
+}
+
+void tk_print_header(FILE *f, const struct tk_col *cols, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		cell(f, &cols[i], i == n - 1, cols[i].name);
+	fputc('\n', f);
+}
+
+void tk_print_cell(FILE *f, const struct tk_col *col, int last,
+		   const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	cell(f, col, last, buf);
+}
+
+void tk_print_safe(FILE *f, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (s[i] >= 0x20 && s[i] < 0x7F) {
+			fputc(s[i++], f);
+			continue;
+		}
+		n = s[i] >= 0x80 ? tk_utf8_seq_len(s + i, len - i) : 0;
+		if (n) {
+			fwrite(s + i, 1, n, f);
+			i += n;
+		} else {
+			fprintf(f, "\\x%02x", s[i++]);
+		}
+	}
+}

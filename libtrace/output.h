@@ -1,0 +1,35 @@
+/* Text output helpers: the time column and aligned tables. */
+#ifndef TK_OUTPUT_H
+#define TK_OUTPUT_H
+
+#include <stdio.h>
+
+#include "json.h"
+
+/* "HH:MM:SS" of the wall clock now, into buf (at least 9 bytes). */
+const char *tk_time_str(char *buf, size_t len);
+
+/* The "time" member of a JSON record: ISO 8601 with microseconds, UTC. */
+void tk_json_time(struct tk_json *j);
+
+/* A column of an aligned text table. */
+struct tk_col {
+	const char *name;
+	int width;      /* at least the header's width */
+	int left;       /* left-aligned (text) rather than right (numbers) */
+};
+
+/* Print the header row of cols, separated by one space; the last column
+ * is never padded on the right. */
+void tk_print_header(FILE *f, const struct tk_col *cols, int n);
+
+/* Print one cell with the column's width and alignment, and the separator
+ * that follows unless it is the last column. */
+void tk_print_cell(FILE *f, const struct tk_col *col, int last,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Print bytes for a terminal or a text pipe: control characters and
+ * bytes that are not valid UTF-8 as \xNN, so one event stays one line. */
+void tk_print_safe(FILE *f, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,152 @@
+#include "setup.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opts.h"
+
+static const char *tool_name = "tracekit";
+static volatile sig_atomic_t stop_signal;
+static double start_time;
+
+void tk_set_tool_name(const char *name)
+{
+	tool_name = name;
+}
+
+const char *tk_tool_name(void)
+{
+	return tool_name;
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level;
+	if (!tk_opts.verbose)
+		return 0;  /* warnings too: tools explain failures themselves */
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+void tk_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct stat st;
+
+	libbpf_set_print(libbpf_print);
+	/* No SA_RESTART: a blocking poll returns EINTR and the loop ends. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* SIGPIPE keeps its default action: `tool | head` ends quietly. */
+	if (fstat(STDOUT_FILENO, &st) == 0 &&
+	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	start_time = now_mono();
+}
+
+double tk_elapsed(void)
+{
+	return now_mono() - start_time;
+}
+
+bool tk_exiting(void)
+{
+	if (stop_signal)
+		return true;
+	return tk_opts.duration > 0 && tk_elapsed() >= tk_opts.duration;
+}
+
+int tk_wait_ms(int max_ms)
+{
+	double left;
+
+	if (tk_opts.duration <= 0)
+		return max_ms;
+	left = (tk_opts.duration - tk_elapsed()) * 1000;
+	if (left < 0)
+		return 0;
+	return left < max_ms ? (int)left + 1 : max_ms;
+}
+
+void tk_sleep_ms(int ms)
+{
+	struct timespec ts;
+
+	ms = tk_wait_ms(ms);
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	if (!tk_exiting())
+		nanosleep(&ts, NULL);  /* a signal cuts it short */
+}
+
+static void vmessage(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void tk_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void tk_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
+void tk_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!tk_opts.verbose)
+		return;
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
+int tk_ensure_tracefs(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return -errno;
+	tk_info("mounted tracefs at /sys/kernel/tracing");
+	return 0;
+}

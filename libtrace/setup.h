@@ -1,0 +1,42 @@
+/* Process setup every tool shares: its name in messages, libbpf log
+ * routing, signals, output buffering, run time limit, tracefs. */
+#ifndef TK_SETUP_H
+#define TK_SETUP_H
+
+#include <stdbool.h>
+
+void tk_set_tool_name(const char *name);
+const char *tk_tool_name(void);
+
+/* After tk_parse_args: route libbpf messages to stderr only with -v,
+ * end on SIGINT/SIGTERM (tk_exiting), line-buffer stdout when it is a
+ * pipe or socket, and start the --duration clock. */
+void tk_init(void);
+
+/* True once a tool should print its final output and exit: a signal came
+ * or --duration passed. */
+bool tk_exiting(void);
+
+/* Milliseconds until --duration ends (or max_ms, whichever is less). */
+int tk_wait_ms(int max_ms);
+
+/* Seconds since tk_init, on the monotonic clock. */
+double tk_elapsed(void);
+
+/* Runtime failure: "tool: MESSAGE" on stderr, exit 1. */
+void tk_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Non-fatal message: "tool: MESSAGE" on stderr. */
+void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Verbose message (-v only): "tool: MESSAGE" on stderr. */
+void tk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Make sure tracefs is mounted (classic tracepoints need its event ids);
+ * mounts it at /sys/kernel/tracing when missing. 0 or -errno. */
+int tk_ensure_tracefs(void);
+
+/* Sleep up to ms, returning early when tk_exiting(). */
+void tk_sleep_ms(int ms);
+
+#endif

@@ -1,0 +1,15 @@
+/* Everything a tool needs from libtrace. */
+#ifndef TRACEKIT_H
+#define TRACEKIT_H
+
+#include "bpf.h"
+#include "events.h"
+#include "hist.h"
+#include "json.h"
+#include "names.h"
+#include "opts.h"
+#include "output.h"
+#include "setup.h"
+#include "tk_shared.h"
+
+#endif

@@ -1,0 +1,214 @@
+/* execsnoop: trace exec() calls, successful and failed. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "execsnoop.h"
+#include "execsnoop.skel.h"
+#include "tracekit.h"
+
+#define DEFAULT_MAX_ARGS 20
+
+static struct {
+	bool failed_only;
+	bool print_uid;
+	bool timestamp;
+	const char *line;    /* only execs whose argv contains this */
+	long max_args;
+} env = { .max_args = DEFAULT_MAX_ARGS };
+
+enum { K_MAX_ARGS = 0x2000 };
+
+static const struct argp_option options[] = {
+	{ "fails", 'x', 0, 0, "Only failed execs", 0 },
+	{ "print-uid", 'U', 0, 0, "Print a UID column", 0 },
+	{ "timestamp", 't', 0, 0, "Print seconds since start (TIME(s))", 0 },
+	{ "line", 'l', "STR", 0, "Only execs whose arguments contain STR", 0 },
+	{ "max-args", K_MAX_ARGS, "N", 0,
+	  "Print at most N arguments (default 20, at most 1000)", 0 },
+	{ 0 },
+};
+
+static const char doc[] =
+"Trace exec() syscalls, successful and failed.\n"
+"\v"
+"Limits: up to 8192 bytes of argv are captured per exec (all arguments\n"
+"together); a failed exec's arguments are read from the caller, at most\n"
+"64 arguments of at most 1023 bytes each. Arguments past --max-args or\n"
+"past a limit are marked with \"...\" (JSON: \"args_truncated\": true).\n"
+"\n"
+"Examples:\n"
+"  execsnoop              # trace all execs\n"
+"  execsnoop -x           # only failed execs\n"
+"  execsnoop -T -U        # with time and UID columns\n"
+"  execsnoop -n sh        # only commands whose name contains \"sh\"\n"
+"  execsnoop -l --verbose # only execs with \"--verbose\" among the args\n"
+"  execsnoop -u 1000      # only UID 1000\n"
+"  execsnoop -c /sys/fs/cgroup/unified/system.slice  # only this cgroup\n"
+"  execsnoop -j | jq .argv  # NDJSON\n";
+
+static error_t parse(int key, char *arg, struct argp_state *state)
+{
+	(void)state;
+	switch (key) {
+	case 'x': env.failed_only = true; break;
+	case 'U': env.print_uid = true; break;
+	case 't': env.timestamp = true; break;
+	case 'l':
+		if (!*arg)
+			tk_usage_error("invalid --line value '': expected a non-empty string");
+		env.line = arg;
+		break;
+	case K_MAX_ARGS:
+		env.max_args = tk_arg_long("--max-args", arg, 1, 1000);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct tk_tool tool = {
+	.name = "execsnoop",
+	.doc = doc,
+	.options = options,
+	.parser = parse,
+};
+
+/* True when one of the NUL-separated arguments contains env.line. */
+static bool args_match(const struct exec_event *e)
+{
+	const char *p = e->args, *end = e->args + e->args_size;
+
+	while (p < end) {
+		size_t n = strnlen(p, end - p);
+
+		if (memmem(p, n, env.line, strlen(env.line)))
+			return true;
+		p += n + 1;
+	}
+	return false;
+}
+
+static bool truncated(const struct exec_event *e, int shown)
+{
+	return (e->flags & EXEC_F_TRUNCATED) || shown < e->argc;
+}
+
+static void print_json(const struct exec_event *e)
+{
+	const char *p = e->args, *end = e->args + e->args_size;
+	struct tk_json j;
+	int shown = 0;
+
+	tk_json_begin(&j, stdout);
+	tk_json_str(&j, "type", "exec");
+	tk_json_time(&j);
+	tk_json_int(&j, "pid", e->pid);
+	tk_json_int(&j, "ppid", e->ppid);
+	tk_json_int(&j, "uid", e->uid);
+	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
+	tk_json_int(&j, "ret", e->ret);
+	if (e->ret < 0 && tk_errno_name(e->ret))
+		tk_json_str(&j, "error", tk_errno_name(e->ret));
+	tk_json_int(&j, "argc", e->argc);
+	tk_json_arr_open(&j, "argv");
+	while (p < end && shown < env.max_args) {
+		size_t n = strnlen(p, end - p);
+
+		tk_json_strn(&j, NULL, p, n);
+		shown++;
+		p += n + 1;
+	}
+	tk_json_arr_close(&j);
+	tk_json_bool(&j, "args_truncated", truncated(e, shown));
+	if (e->flags & EXEC_F_ARGV_FAULT)
+		tk_json_bool(&j, "args_unreadable", true);
+	tk_json_end(&j);
+}
+
+static void print_text(const struct exec_event *e)
+{
+	const char *p = e->args, *end = e->args + e->args_size;
+	char buf[16];
+	int shown = 0;
+
+	if (tk_opts.time)
+		printf("%-8s ", tk_time_str(buf, sizeof(buf)));
+	if (env.timestamp)
+		printf("%-8.3f ", tk_elapsed());
+	if (env.print_uid)
+		printf("%-6d ", e->uid);
+	tk_print_safe(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)));
+	printf("%*s %-6d %-6d %3d ",
+	       16 - (int)strnlen(e->comm, sizeof(e->comm)), "", e->pid, e->ppid,
+	       e->ret);
+	while (p < end && shown < env.max_args) {
+		size_t n = strnlen(p, end - p);
+
+		if (shown)
+			putchar(' ');
+		tk_print_safe(stdout, p, n);
+		shown++;
+		p += n + 1;
+	}
+	if (e->flags & EXEC_F_ARGV_FAULT && !shown)
+		fputs("[argv unreadable]", stdout);
+	if (truncated(e, shown))
+		fputs(" ...", stdout);
+	putchar('\n');
+}
+
+static int handle_event(void *ctx, const void *data, size_t size)
+{
+	const struct exec_event *e = data;
+
+	(void)ctx;
+	if (size < offsetof(struct exec_event, args) ||
+	    e->args_size > size - offsetof(struct exec_event, args))
+		return 0;  /* malformed: never trust sizes blindly */
+	if (env.line && !args_match(e))
+		return 0;
+	if (tk_opts.json)
+		print_json(e);
+	else
+		print_text(e);
+	return 0;
+}
+
+static int configure(void *s, void *ctx)
+{
+	struct execsnoop_bpf *skel = s;
+
+	(void)ctx;
+	skel->rodata->failed_only = env.failed_only;
+	return 0;
+}
+
+TK_SKEL_OPS(execsnoop_bpf);
+
+int main(int argc, char **argv)
+{
+	struct execsnoop_bpf *skel;
+
+	tk_parse_args(&tool, argc, argv);
+	tk_init();
+	skel = tk_load(&execsnoop_bpf_ops, configure, NULL);
+	tk_events_open(skel->obj, handle_event, NULL);
+	tk_attach(skel->obj);
+	if (!tk_opts.json) {
+		if (tk_opts.time)
+			printf("%-8s ", "TIME");
+		if (env.timestamp)
+			printf("%-8s ", "TIME(s)");
+		if (env.print_uid)
+			printf("%-6s ", "UID");
+		printf("%-16s %-6s %-6s %3s %s\n", "PCOMM", "PID", "PPID", "RET",
+		       "ARGS");
+	}
+	tk_events_loop();
+	tk_losses_report(skel->obj);
+	execsnoop_bpf__destroy(skel);
+	return 0;
+}
