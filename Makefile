@@ -98,7 +98,7 @@ check-unit: deps-stamp $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
 check-e2e: all
-	$(PYTHON) -m pytest -v tests/e2e
+	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -v tests/e2e
 
 check: check-unit check-e2e
 

@@ -150,3 +150,21 @@ int tk_ensure_tracefs(void)
 	tk_info("mounted tracefs at /sys/kernel/tracing");
 	return 0;
 }
+
+void tk_ready(void)
+{
+	const char *env = getenv("TRACEKIT_READY_FD");
+
+	if (isatty(STDERR_FILENO) && !tk_opts.json)
+		fprintf(stderr, "Tracing... Hit Ctrl-C to end.\n");
+	if (env && *env) {
+		char *end;
+		long fd = strtol(env, &end, 10);
+
+		if (!*end && fd > 2 && fd < 65536) {
+			if (write((int)fd, "ready\n", 6) < 0)
+				tk_info("TRACEKIT_READY_FD=%ld: %s", fd, strerror(errno));
+			close((int)fd);
+		}
+	}
+}

@@ -36,6 +36,12 @@ void tk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * mounts it at /sys/kernel/tracing when missing. 0 or -errno. */
 int tk_ensure_tracefs(void);
 
+/* Call once everything is attached. Tells a person on a terminal that
+ * tracing runs (stderr), and when TRACEKIT_READY_FD=N is set, writes
+ * "ready\n" to fd N and closes it: tests and scripts wait on that instead
+ * of sleeping. */
+void tk_ready(void);
+
 /* Sleep up to ms, returning early when tk_exiting(). */
 void tk_sleep_ms(int ms);
 

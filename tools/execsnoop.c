@@ -207,6 +207,7 @@ int main(int argc, char **argv)
 		printf("%-16s %-6s %-6s %3s %s\n", "PCOMM", "PID", "PPID", "RET",
 		       "ARGS");
 	}
+	tk_ready();
 	tk_events_loop();
 	tk_losses_report(skel->obj);
 	execsnoop_bpf__destroy(skel);

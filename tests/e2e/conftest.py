@@ -1,0 +1,98 @@
+"""Shared helpers for the end-to-end tests: run the built tools as root
+against workloads the tests make themselves."""
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("TRACEKIT_BIN", ROOT / "build" / "bin"))
+READY_TIMEOUT = 60  # seconds: loading BPF is slow under TCG in the VM matrix
+
+
+def tool_path(name):
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is not built; run make")
+    return str(path)
+
+
+class Tool:
+    """A tool running in the background. start() returns once it has
+    attached (it writes "ready" on TRACEKIT_READY_FD); stop() sends SIGINT
+    and returns what it printed."""
+
+    def __init__(self, name, *args, env=None):
+        self.argv = [tool_path(name), *map(str, args)]
+        self.env = dict(os.environ, **(env or {}))
+        self.proc = None
+
+    def start(self):
+        rfd, wfd = os.pipe()
+        self.env["TRACEKIT_READY_FD"] = str(wfd)
+        self.proc = subprocess.Popen(
+            self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=self.env, pass_fds=(wfd,))
+        os.close(wfd)
+        ready, _, _ = select.select([rfd], [], [], READY_TIMEOUT)
+        data = os.read(rfd, 16) if ready else b""
+        os.close(rfd)
+        if data != b"ready\n":
+            out, err = self.proc.communicate(timeout=10)
+            pytest.fail(f"{self.argv} did not attach (rc={self.proc.returncode}):\n"
+                        f"{err.decode(errors='replace')}")
+        return self
+
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        out, err = self.proc.communicate(timeout=timeout)
+        return out.decode(errors="replace"), err.decode(errors="replace"), self.proc.returncode
+
+    def wait(self, timeout=60):
+        """For tools that end by themselves (-d, interval count)."""
+        out, err = self.proc.communicate(timeout=timeout)
+        return out.decode(errors="replace"), err.decode(errors="replace"), self.proc.returncode
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run(name, *args, timeout=60, env=None):
+    """Run a tool to completion (usage errors, --help, -d runs)."""
+    return subprocess.run([tool_path(name), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+
+
+def json_lines(text):
+    """Parse NDJSON strictly: every line must be one JSON object."""
+    records = []
+    for line in text.splitlines():
+        obj = json.loads(line)
+        assert isinstance(obj, dict), line
+        records.append(obj)
+    return records
+
+
+def loss_record(records):
+    """The one {"type": "loss"} record a JSON run ends with."""
+    losses = [r for r in records if r.get("type") == "loss"]
+    assert len(losses) == 1, records[-3:]
+    assert records[-1]["type"] == "loss"
+    return losses[0]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def require_root():
+    if os.geteuid() != 0:
+        pytest.fail("the end-to-end tests load BPF programs: run them as root")
