@@ -147,19 +147,14 @@ int tk_events_poll(int timeout_ms)
 {
 	int n;
 
-	if (ringbuf) {
+	if (ringbuf)
 		n = ring_buffer__poll(ringbuf, timeout_ms);
-	} else {
+	else
 		n = perf_buffer__poll(perfbuf, timeout_ms);
-		if (stop_rc)
-			return -1;
-	}
+	if (perfbuf && stop_rc)
+		return -1;  /* a callback asked to stop */
 	if (n == -EINTR)
-		return 0;
-	if (n < 0 && n != -EINTR && !tk_exiting()) {
-		/* A callback's non-zero return comes back as n. */
-		return n;
-	}
+		return 0;   /* a signal: the caller checks tk_exiting() */
 	return n;
 }
 

@@ -15,6 +15,7 @@ static struct {
 	bool print_uid;
 	bool timestamp;
 	const char *line;    /* only execs whose argv contains this */
+	char comm[TK_TASK_COMM_LEN];  /* -n: matched against the new comm */
 	long max_args;
 } env = { .max_args = DEFAULT_MAX_ARGS };
 
@@ -42,7 +43,7 @@ static const char doc[] =
 "  execsnoop              # trace all execs\n"
 "  execsnoop -x           # only failed execs\n"
 "  execsnoop -T -U        # with time and UID columns\n"
-"  execsnoop -n sh        # only commands whose name contains \"sh\"\n"
+"  execsnoop -n sh        # only programs whose name contains \"sh\"\n"
 "  execsnoop -l --verbose # only execs with \"--verbose\" among the args\n"
 "  execsnoop -u 1000      # only UID 1000\n"
 "  execsnoop -c /sys/fs/cgroup/unified/system.slice  # only this cgroup\n"
@@ -170,6 +171,8 @@ static int handle_event(void *ctx, const void *data, size_t size)
 		return 0;  /* malformed: never trust sizes blindly */
 	if (env.line && !args_match(e))
 		return 0;
+	if (env.comm[0] && !strstr(e->comm, env.comm))
+		return 0;
 	if (tk_opts.json)
 		print_json(e);
 	else
@@ -194,6 +197,10 @@ int main(int argc, char **argv)
 
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
+	/* -n names the program exec'd, not the caller: match it on the
+	 * event's comm rather than in the kernel's task filter. */
+	memcpy(env.comm, tk_opts.filter.comm, sizeof(env.comm));
+	memset(tk_opts.filter.comm, 0, sizeof(tk_opts.filter.comm));
 	skel = tk_load(&execsnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
 	tk_attach(skel->obj);

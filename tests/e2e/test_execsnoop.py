@@ -1,0 +1,257 @@
+"""execsnoop end to end: exec the test's own marker argv, check it exactly."""
+import os
+import signal
+import subprocess
+import tempfile
+import uuid
+
+import pytest
+
+from conftest import ROOT, Tool, json_lines, loss_record, run
+
+
+def marker():
+    return "tkmark-" + uuid.uuid4().hex[:12]
+
+
+def records_with(records, needle):
+    return [r for r in records if r.get("type") == "exec" and needle in r["argv"]]
+
+
+def test_exec_success_exact_argv_json():
+    m = marker()
+    with Tool("execsnoop", "-j") as t:
+        child = subprocess.Popen(["/bin/true", m, "arg with space", ""])
+        child.wait()
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = json_lines(out)
+    [r] = records_with(recs, m)
+    assert r["argv"] == ["/bin/true", m, "arg with space", ""]
+    assert r["argc"] == 4
+    assert r["ret"] == 0
+    assert r["pid"] == child.pid
+    assert r["ppid"] == os.getpid()
+    assert r["uid"] == 0
+    assert r["comm"] == "true"
+    assert r["args_truncated"] is False
+    assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+
+
+def test_failed_exec_reports_enoent():
+    m = marker()
+    missing = f"/nonexistent-{m}/prog"
+    with Tool("execsnoop", "-j") as t:
+        with pytest.raises(FileNotFoundError):
+            subprocess.Popen([missing, m, "second"])
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    [r] = records_with(json_lines(out), m)
+    assert r["ret"] == -2
+    assert r["error"] == "ENOENT"
+    assert r["argv"] == [missing, m, "second"]
+
+
+def test_text_columns_and_failed_only():
+    ok, bad = marker(), marker()
+    with Tool("execsnoop", "-x") as t:
+        subprocess.run(["/bin/true", ok])
+        with pytest.raises(FileNotFoundError):
+            subprocess.Popen([f"/nonexistent/{bad}", bad])
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["PCOMM", "PID", "PPID", "RET", "ARGS"]
+    assert ok not in out
+    [line] = [l for l in lines if bad in l]
+    fields = line.split()
+    assert fields[3] == "-2"
+    assert fields[4:] == [f"/nonexistent/{bad}", bad]
+
+
+def test_first_exec_of_untouched_argv_page(tmp_path):
+    """The marker argument lives in a page the exec'ing program never
+    touched; reading argv at sys_enter would miss it."""
+    m = marker()
+    prog = tmp_path / "fresh_exec"
+    subprocess.run(["cc", "-O2", f'-DMARKER="{m}"', "-o", str(prog),
+                    str(ROOT / "tests/e2e/progs/fresh_exec.c")], check=True)
+    with Tool("execsnoop", "-j") as t:
+        subprocess.run([str(prog), "/bin/true"], check=True)
+        out, err, rc = t.stop()
+    [r] = records_with(json_lines(out), m)
+    assert r["argv"] == ["/bin/true", m]
+    assert r["ret"] == 0
+
+
+def test_json_escapes_any_argv_bytes():
+    m = marker()
+    weird = b"new\nline \"quoted\" back\\slash tab\t bell\x07 bad\xff\xfe end"
+    with Tool("execsnoop", "-j", "-l", m) as t:
+        subprocess.run([b"/bin/true", m.encode(), weird])
+        out, err, rc = t.stop()
+    [r] = records_with(json_lines(out), m)
+    assert r["argv"][2] == 'new\nline "quoted" back\\slash tab\t bell\x07 bad\ufffd\ufffd end'
+
+
+def test_text_escapes_control_bytes_one_line():
+    m = marker()
+    with Tool("execsnoop", "-l", m) as t:
+        subprocess.run(["/bin/true", m, "two\nlines"])
+        out, err, rc = t.stop()
+    [line] = [l for l in out.splitlines() if m in l]
+    assert line.endswith(f"/bin/true {m} two\\x0alines")
+
+
+def test_line_filter_and_name_filter():
+    m, other = marker(), marker()
+    with Tool("execsnoop", "-j", "-l", m, "-n", "true") as t:
+        subprocess.run(["/bin/true", m])
+        subprocess.run(["/bin/true", other])
+        subprocess.run(["/bin/echo", m], stdout=subprocess.DEVNULL)
+        out, err, rc = t.stop()
+    recs = [r for r in json_lines(out) if r["type"] == "exec"]
+    assert [r["argv"] for r in recs] == [["/bin/true", m]]
+
+
+def test_pid_filter_excludes_others():
+    m = marker()
+    # The filtered pid is a sleeping shell that execs /bin/true with the
+    # marker once the tracer is ready; another process execs it too.
+    rfd, wfd = os.pipe()
+    shell = subprocess.Popen(["/bin/sh", "-c", f"read x; exec /bin/true {m} mine"],
+                             stdin=rfd)
+    os.close(rfd)
+    with Tool("execsnoop", "-j", "-p", shell.pid) as t:
+        subprocess.run(["/bin/true", m, "other"])
+        os.write(wfd, b"go\n")
+        shell.wait()
+        out, err, rc = t.stop()
+    os.close(wfd)
+    recs = [r for r in json_lines(out) if r["type"] == "exec"]
+    assert [r["argv"] for r in recs] == [["/bin/true", m, "mine"]]
+    assert recs[0]["pid"] == shell.pid
+
+
+def test_max_args_truncation_marked():
+    m = marker()
+    args = ["/bin/true", m] + [f"a{i}" for i in range(28)]  # 30 arguments
+    with Tool("execsnoop", "-l", m) as t:
+        subprocess.run(args)
+        out, _, _ = t.stop()
+    with Tool("execsnoop", "-j", "-l", m, "--max-args", "30") as t:
+        subprocess.run(args)
+        jout, _, _ = t.stop()
+    [line] = [l for l in out.splitlines() if m in l]
+    assert line.endswith(" ".join(args[:20]) + " ...")
+    [r] = records_with(json_lines(jout), m)
+    assert r["argv"] == args and r["argc"] == 30 and r["args_truncated"] is False
+
+
+def test_argv_over_8192_bytes_is_truncated():
+    m = marker()
+    big = "x" * 5000
+    with Tool("execsnoop", "-j", "-l", m, "--max-args", "10") as t:
+        subprocess.run(["/bin/true", m, big, big, "last"])
+        out, _, _ = t.stop()
+    [r] = records_with(json_lines(out), m)
+    assert r["argc"] == 5
+    assert r["args_truncated"] is True
+    assert r["argv"][:3] == ["/bin/true", m, big]
+    # 8192 bytes of argv: the fourth argument is cut, "last" is gone.
+    assert len("\0".join(r["argv"])) == 8192
+    assert len(r["argv"]) == 4 and big.startswith(r["argv"][3])
+
+
+def test_perf_buffer_transport_same_events():
+    m = marker()
+    with Tool("execsnoop", "-j", "-v", env={"TRACEKIT_TRANSPORT": "perf"}) as t:
+        subprocess.run(["/bin/true", m])
+        out, err, rc = t.stop()
+    assert "event transport: perf buffer" in err
+    [r] = records_with(json_lines(out), m)
+    assert r["argv"] == ["/bin/true", m]
+
+
+def test_sigterm_ends_cleanly_with_loss_record():
+    with Tool("execsnoop", "-j") as t:
+        out, err, rc = t.stop(signal.SIGTERM)
+    assert rc == 0
+    assert json_lines(out)[-1]["type"] == "loss"
+
+
+def test_duration_ends_by_itself():
+    r = run("execsnoop", "-d", "0.5")
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0].split() == ["PCOMM", "PID", "PPID", "RET", "ARGS"]
+
+
+def test_time_and_uid_columns():
+    m = marker()
+    with Tool("execsnoop", "-T", "-U", "-l", m) as t:
+        subprocess.run(["/bin/true", m])
+        out, _, _ = t.stop()
+    lines = out.splitlines()
+    assert lines[0].split() == ["TIME", "UID", "PCOMM", "PID", "PPID", "RET", "ARGS"]
+    [line] = [l for l in lines if m in l]
+    f = line.split()
+    assert len(f[0]) == 8 and f[0][2] == ":" and f[1] == "0" and f[2] == "true"
+
+
+def test_sigpipe_ends_quietly():
+    m = marker()
+    t = Tool("execsnoop", "-l", m).start()
+    t.proc.stdout.readline()   # the header
+    t.proc.stdout.close()      # the reader goes away, like `| head -1`
+    subprocess.run(["/bin/true", m])
+    subprocess.run(["/bin/true", m])
+    rc = t.proc.wait(timeout=20)
+    err = t.proc.stderr.read()
+    assert rc == -signal.SIGPIPE
+    assert err == b""
+
+
+def test_mounts_tracefs_when_missing():
+    subprocess.run(["umount", "/sys/kernel/tracing"], stderr=subprocess.DEVNULL)
+    with open("/proc/self/mounts") as f:
+        if any(l.split()[1] == "/sys/kernel/tracing" for l in f):
+            pytest.skip("tracefs busy: cannot unmount it to test mounting")
+    m = marker()
+    with Tool("execsnoop", "-j") as t:
+        subprocess.run(["/bin/true", m])
+        out, _, _ = t.stop()
+    with open("/proc/self/mounts") as f:
+        assert any(l.split()[1] == "/sys/kernel/tracing" and l.split()[2] == "tracefs"
+                   for l in f)
+    assert len(records_with(json_lines(out), m)) == 1
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--max-args", "0"], "--max-args"),
+    (["--max-args", "x"], "--max-args"),
+    (["-p", "abc"], "--pid"),
+    (["-u", "-1"], "--uid"),
+    (["-d", "0"], "--duration"),
+    (["--bogus"], "--bogus"),
+    (["-Z"], "-Z"),
+    (["-l"], "-l"),
+    (["-c", "/nonexistent-cgroup"], "--cgroup"),
+    (["-n", "a-name-longer-than-15"], "--name"),
+    (["stray"], "stray"),
+])
+def test_usage_errors_exit_2_one_line(args, needle):
+    r = run("execsnoop", *args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("execsnoop: ")
+    assert needle in lines[0]
+    assert "--help" in lines[0]
+
+
+def test_help_states_limits_and_examples():
+    r = run("execsnoop", "--help")
+    assert r.returncode == 0
+    assert "8192 bytes" in r.stdout and "Examples:" in r.stdout
+    assert "--max-args" in r.stdout and "--json" in r.stdout
