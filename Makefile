@@ -29,9 +29,9 @@ LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
 	$(OBJ)/libtrace/syscall_table.o
 LIBTRACE := $(OBJ)/libtrace.a
 
-DEPS_PKGS := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
-	linux-libc-dev libcmocka-dev python3-pytest libclang-rt-14-dev \
-	libbpf-tools
+DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
+	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
+	libclang-rt-14-dev libbpf-tools
 
 .PHONY: all deps check check-unit check-e2e fuzz bench clean
 .DELETE_ON_ERROR:
@@ -85,7 +85,8 @@ $(OBJ)/tools/%.o: tools/%.c $(OBJ)/%.skel.h | $(OBJ)/tools
 $(BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tests $(BIN):
+# Every compile waits for its directory, and so for `make deps`.
+$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tests $(BIN): | $(BUILD)/.deps-stamp
 	mkdir -p $@
 
 # Unit tests: one cmocka program per tests/unit/test_*.c.
@@ -94,13 +95,19 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OBJ)/tests/%,$(wildcard tests/unit/tes
 $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
 	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
+RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -v tests/e2e
+
 check-unit: deps-stamp $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+	@$(RUN_UNIT)
 
 check-e2e: all
-	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -v tests/e2e
+	$(RUN_E2E)
 
-check: check-unit check-e2e
+# Build in parallel, then run the suites one after the other.
+check: all $(UNIT_TESTS)
+	@$(RUN_UNIT)
+	$(RUN_E2E)
 
 # libFuzzer over the JSON escaper, with ASan and UBSan.
 FUZZ_TIME ?= 60

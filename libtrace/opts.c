@@ -17,14 +17,14 @@ struct tk_opts tk_opts = { .filter = { .uid = -1 } };
 
 enum {  /* internal keys of the common options */
 	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
-	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER,
+	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP,
 };
 
 /* Short letter each common option has unless the tool claims it. */
 static const struct { int key; int letter; } default_letters[] = {
 	{ K_PID, 'p' }, { K_UID, 'u' }, { K_CGROUP, 'c' }, { K_NAME, 'n' },
 	{ K_TIME, 'T' }, { K_JSON, 'j' }, { K_DURATION, 'd' },
-	{ K_VERBOSE, 'v' },
+	{ K_VERBOSE, 'v' }, { K_HELP, 'h' },
 };
 
 static struct argp_option common_options[] = {
@@ -42,6 +42,8 @@ static struct argp_option common_options[] = {
 	  "Kernel BTF for kernels without /sys/kernel/btf/vmlinux", 1 },
 	{ "buffer-kb", K_BUFFER, "KB", 0,
 	  "Event buffer size in KiB (ring buffer total, or perf buffer per CPU)", 1 },
+	/* -h as bcc users type it; argp itself knows only -? and --help. */
+	{ 0, K_HELP, 0, OPTION_HIDDEN, "Give this help list", 1 },
 	{ 0 },
 };
 
@@ -147,6 +149,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		tk_opts.btf_path = arg;
 		break;
 	}
+	case K_HELP:
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
 	case K_BUFFER:
 		tk_opts.buffer_kb = tk_arg_long("--buffer-kb", arg, 4, 1 << 20);
 		break;
@@ -164,7 +169,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-	(void)state;
 	return 0;
 }
 
@@ -252,7 +256,7 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 	the_tool = tool;
 	tk_set_tool_name(tool->name);
 	/* Letters the tool claims leave the common option long-only. */
-	for (i = 0; common_options[i].name; i++) {
+	for (i = 0; common_options[i].name || common_options[i].key; i++) {
 		int key = common_options[i].key;
 
 		for (j = 0; j < sizeof(default_letters) / sizeof(default_letters[0]); j++) {

@@ -255,3 +255,25 @@ def test_help_states_limits_and_examples():
     assert r.returncode == 0
     assert "8192 bytes" in r.stdout and "Examples:" in r.stdout
     assert "--max-args" in r.stdout and "--json" in r.stdout
+
+
+def test_full_buffer_losses_reported():
+    """A 4 KiB ring buffer cannot hold an exec event with 6000 bytes of
+    argv: each is dropped in the kernel, counted, and reported at exit."""
+    m = marker()
+    big = "y" * 6000
+    with Tool("execsnoop", "--buffer-kb", "4", "-l", m) as t:
+        for _ in range(3):
+            subprocess.run(["/bin/true", m, big])
+        out, err, rc = t.stop()
+    assert rc == 0
+    assert m not in out
+    [line] = err.splitlines()
+    assert line.startswith("execsnoop: lost ") and "raise --buffer-kb (now 4)" in line
+    assert int(line.split()[2]) >= 3
+    with Tool("execsnoop", "-j", "--buffer-kb", "4", "-l", m) as t:
+        for _ in range(3):
+            subprocess.run(["/bin/true", m, big])
+        out, err, rc = t.stop()
+    loss = loss_record(json_lines(out))
+    assert loss["events_lost"] >= 3 and err == ""
