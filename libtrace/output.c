@@ -62,22 +62,41 @@ void tk_print_cell(FILE *f, const struct tk_col *col, int last,
 	cell(f, col, last, buf);
 }
 
-void tk_print_safe(FILE *f, const char *str, size_t len)
+/* Returns the columns printed (one per byte written, roughly). */
+static int print_safe(FILE *f, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, n;
+	int cols = 0;
 
 	while (i < len) {
 		if (s[i] >= 0x20 && s[i] < 0x7F) {
 			fputc(s[i++], f);
+			cols++;
 			continue;
 		}
 		n = s[i] >= 0x80 ? tk_utf8_seq_len(s + i, len - i) : 0;
 		if (n) {
 			fwrite(s + i, 1, n, f);
 			i += n;
+			cols++;
 		} else {
 			fprintf(f, "\\x%02x", s[i++]);
+			cols += 4;
 		}
 	}
+	return cols;
+}
+
+void tk_print_safe(FILE *f, const char *s, size_t len)
+{
+	print_safe(f, s, len);
+}
+
+void tk_print_safe_padded(FILE *f, const char *s, size_t len, int width)
+{
+	int cols = print_safe(f, s, len);
+
+	if (cols < width)
+		fprintf(f, "%*s", width - cols, "");
 }

@@ -32,4 +32,7 @@ void tk_print_cell(FILE *f, const struct tk_col *col, int last,
  * bytes that are not valid UTF-8 as \xNN, so one event stays one line. */
 void tk_print_safe(FILE *f, const char *s, size_t len);
 
+/* tk_print_safe, then blanks up to width columns: a comm column. */
+void tk_print_safe_padded(FILE *f, const char *s, size_t len, int width);
+
 #endif

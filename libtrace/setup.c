@@ -140,10 +140,29 @@ void tk_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+static const char *tracefs_root(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0)
+		return "/sys/kernel/tracing";
+	if (access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return "/sys/kernel/debug/tracing";
+	return NULL;
+}
+
+bool tk_tracepoint_exists(const char *category, const char *name)
+{
+	const char *root = tracefs_root();
+	char path[256];
+
+	if (!root)
+		return true;
+	snprintf(path, sizeof(path), "%s/events/%s/%s", root, category, name);
+	return access(path, F_OK) == 0;
+}
+
 int tk_ensure_tracefs(void)
 {
-	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
-	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+	if (tracefs_root())
 		return 0;
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL))
 		return -errno;

@@ -36,6 +36,11 @@ void tk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * mounts it at /sys/kernel/tracing when missing. 0 or -errno. */
 int tk_ensure_tracefs(void);
 
+/* True when tracefs lists the tracepoint CATEGORY:NAME (tracefs must be
+ * mounted: see tk_ensure_tracefs). Also true when tracefs cannot be
+ * found, so that tk_attach reports the real cause. */
+bool tk_tracepoint_exists(const char *category, const char *name);
+
 /* Call once everything is attached. Tells a person on a terminal that
  * tracing runs (stderr), and when TRACEKIT_READY_FD=N is set, writes
  * "ready\n" to fd N and closes it: tests and scripts wait on that instead

@@ -141,10 +141,8 @@ static void print_text(const struct exec_event *e)
 		printf("%-8.3f ", tk_elapsed());
 	if (env.print_uid)
 		printf("%-6d ", e->uid);
-	tk_print_safe(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)));
-	printf("%*s %-6d %-6d %3d ",
-	       16 - (int)strnlen(e->comm, sizeof(e->comm)), "", e->pid, e->ppid,
-	       e->ret);
+	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 16);
+	printf(" %-6d %-6d %3d ", e->pid, e->ppid, e->ret);
 	while (p < end && shown < env.max_args) {
 		size_t n = strnlen(p, end - p);
 

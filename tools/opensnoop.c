@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "opensnoop.h"
 #include "opensnoop.skel.h"
@@ -104,7 +103,6 @@ static void print_json(const struct open_event *e)
 
 static void print_text(const struct open_event *e)
 {
-	size_t comm_len = strnlen(e->comm, sizeof(e->comm));
 	char buf[16];
 
 	if (tk_opts.time)
@@ -114,8 +112,8 @@ static void print_text(const struct open_event *e)
 	if (env.print_uid)
 		printf("%-7d ", e->uid);
 	printf("%-6d ", e->pid);
-	tk_print_safe(stdout, e->comm, comm_len);
-	printf("%*s %3d %3d ", 16 - (int)comm_len, "", e->ret >= 0 ? e->ret : -1,
+	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 16);
+	printf(" %3d %3d ", e->ret >= 0 ? e->ret : -1,
 	       e->ret >= 0 ? 0 : -e->ret);
 	if (env.extended)
 		printf("%08llo ", e->flags);
@@ -146,24 +144,6 @@ static int handle_event(void *ctx, const void *data, size_t size)
 }
 
 /* open() (not on arm64) and openat2() (Linux 5.6+) are optional. */
-static bool have_tracepoint(const char *name)
-{
-	static const char *const roots[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	char path[128];
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/events/syscalls", roots[i]);
-		if (access(path, F_OK))
-			continue;
-		snprintf(path, sizeof(path), "%s/events/syscalls/%s", roots[i], name);
-		return access(path, F_OK) == 0;
-	}
-	return true;  /* no tracefs: tk_attach says why */
-}
-
 static int configure(void *s, void *ctx)
 {
 	struct opensnoop_bpf *skel = s;
@@ -172,12 +152,12 @@ static int configure(void *s, void *ctx)
 	skel->rodata->failed_only = env.failed_only;
 	if (tk_ensure_tracefs())
 		return 0;  /* tk_attach reports it */
-	if (!have_tracepoint("sys_enter_open")) {
+	if (!tk_tracepoint_exists("syscalls", "sys_enter_open")) {
 		tk_info("open(): no syscalls:sys_enter_open tracepoint on this kernel; not traced");
 		bpf_program__set_autoload(skel->progs.open_enter, false);
 		bpf_program__set_autoload(skel->progs.open_exit, false);
 	}
-	if (!have_tracepoint("sys_enter_openat2")) {
+	if (!tk_tracepoint_exists("syscalls", "sys_enter_openat2")) {
 		tk_info("openat2(): no syscalls:sys_enter_openat2 tracepoint on this kernel; not traced");
 		bpf_program__set_autoload(skel->progs.openat2_enter, false);
 		bpf_program__set_autoload(skel->progs.openat2_exit, false);
