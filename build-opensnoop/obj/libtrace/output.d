@@ -1,4 +1,0 @@
-build-opensnoop/obj/libtrace/output.o: libtrace/output.c \
- libtrace/output.h libtrace/json.h
-libtrace/output.h:
-libtrace/json.h:

@@ -1,5 +1,0 @@
-build-opensnoop/obj/libtrace/setup.o: libtrace/setup.c libtrace/setup.h \
- libtrace/opts.h bpf/tk_shared.h
-libtrace/setup.h:
-libtrace/opts.h:
-bpf/tk_shared.h:

@@ -1,4 +1,0 @@
-build-unit/obj/libtrace/hist.o: libtrace/hist.c libtrace/hist.h \
- libtrace/json.h
-libtrace/hist.h:
-libtrace/json.h:

@@ -1,2 +1,0 @@
-build-unit/obj/libtrace/names.o: libtrace/names.c libtrace/names.h
-libtrace/names.h:
