@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/* runqlat: run queue latency, the time from a task becoming runnable
+ * (woken, or preempted while still runnable) to it running on a CPU.
+ *
+ * Each probe is written twice, tp_btf and raw_tp, over one body that
+ * reads kernel structs with BPF_CORE_READ so that it works for both.
+ *
+ * Filters -p and --tid are checked on the task itself. Filters that can
+ * only look at the current task (-u, -c, -n) judge a task when it is
+ * switched out, the one scheduler event where it is current: a wanted
+ * task that blocks leaves a mark (start 0) that its wakeup fills in. A
+ * new task, which never ran, is judged by its parent. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "runqlat.h"
+#include "tk_bits.bpf.h"
+#include "tk_emit.bpf.h"
+#include "tk_filter.bpf.h"
+
+#define TASK_RUNNING 0
+#define TASK_DEAD 0x80
+
+const volatile bool per_process = false;  /* -P: a histogram per tgid */
+const volatile bool per_thread = false;   /* -L: a histogram per tid */
+const volatile bool millis = false;       /* -m */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, u32);    /* tid */
+	__type(value, u64);  /* runnable since (ns); 0: wanted, blocked */
+} start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct runqlat_slots);
+} hist_all SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RUNQLAT_MAX_KEYS);  /* 1 unless -P or -L */
+	__type(key, u32);    /* tgid (-P) or tid (-L) */
+	__type(value, struct runqlat_hist);
+} hists SEC(".maps");
+
+static struct runqlat_hist zero_hist;
+
+/* The field was "state" before Linux 5.14. */
+struct task_struct___o {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___o *)t, state);
+}
+
+static __always_inline bool current_filter(void)
+{
+	return tk_filter.uid >= 0 || tk_filter.use_cgroup || tk_filter.comm[0];
+}
+
+/* -p / --tid on a task that need not be current. */
+static __always_inline bool other_wanted(struct task_struct *t, u32 tid)
+{
+	if (!tk_filter.tgid && !tk_filter.tid)
+		return true;
+	return tk_other_task_wanted(BPF_CORE_READ(t, tgid), tid);
+}
+
+static __always_inline void set_start(u32 tid, u64 ts)
+{
+	if (bpf_map_update_elem(&start, &tid, &ts, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+}
+
+static __always_inline int on_wakeup(struct task_struct *p, bool new_task)
+{
+	u32 tid = BPF_CORE_READ(p, pid);
+	u64 *ts;
+
+	if (!tid)
+		return 0;
+	if (!current_filter()) {
+		if (other_wanted(p, tid))
+			set_start(tid, bpf_ktime_get_ns());
+	} else if (new_task) {
+		if (other_wanted(p, tid) && tk_task_wanted())
+			set_start(tid, bpf_ktime_get_ns());
+	} else {
+		ts = bpf_map_lookup_elem(&start, &tid);
+		if (ts && !*ts)
+			*ts = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
+{
+	struct runqlat_slots *all;
+	struct runqlat_hist *h;
+	u32 key = 0, slot;
+
+	delta /= millis ? 1000000 : 1000;
+	slot = tk_log2_slot(delta);
+	if (slot >= RUNQLAT_SLOTS)
+		slot = RUNQLAT_SLOTS - 1;
+	if (!per_process && !per_thread) {
+		all = bpf_map_lookup_elem(&hist_all, &key);
+		if (all)
+			all->slots[slot]++;  /* per-CPU: no atomic needed */
+		return;
+	}
+	key = per_process ? BPF_CORE_READ(next, tgid) : tid;
+	h = tk_lookup_or_init(&hists, &key, &zero_hist);
+	if (!h)
+		return;
+	if (!h->comm[0]) {
+		if (per_process)
+			BPF_CORE_READ_STR_INTO(&h->comm, next, group_leader, comm);
+		else
+			BPF_CORE_READ_STR_INTO(&h->comm, next, comm);
+	}
+	__sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next)
+{
+	u64 now = bpf_ktime_get_ns(), *ts, then;
+	u32 tid = BPF_CORE_READ(prev, pid);
+	long state;
+
+	/* prev is current here; it stays on the run queue when preempted or
+	 * when its state is still TASK_RUNNING. */
+	if (tid && !current_filter()) {
+		if ((preempt || task_state(prev) == TASK_RUNNING) &&
+		    other_wanted(prev, tid))
+			set_start(tid, now);
+	} else if (tid && tk_task_wanted()) {
+		state = task_state(prev);
+		if (preempt || state == TASK_RUNNING)
+			set_start(tid, now);
+		else if (!(state & TASK_DEAD))
+			set_start(tid, 0);
+	}
+
+	tid = BPF_CORE_READ(next, pid);
+	ts = bpf_map_lookup_elem(&start, &tid);
+	if (!ts)
+		return 0;
+	then = *ts;
+	bpf_map_delete_elem(&start, &tid);
+	if (then && now > then)
+		count(next, tid, now - then);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup_raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_tp_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_raw_tp, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+/* Arguments 0-2 are the same on every kernel (5.18 appended prev_state). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_tp_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch_raw_tp, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(preempt, prev, next);
+}
+
+char LICENSE[] SEC("license") = "GPL";

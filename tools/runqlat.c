@@ -1,0 +1,217 @@
+/* runqlat: summarize run queue (scheduler) latency as a histogram. */
+#include <bpf/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runqlat.h"
+#include "runqlat.skel.h"
+#include "tracekit.h"
+
+static struct {
+	bool millis;
+	bool per_process;
+	bool per_thread;
+} env;
+
+static const struct argp_option options[] = {
+	{ "milliseconds", 'm', 0, 0, "Millisecond histogram", 0 },
+	{ "pids", 'P', 0, 0, "Print a histogram per process ID", 0 },
+	{ "tids", 'L', 0, 0, "Print a histogram per thread ID", 0 },
+	{ 0 },
+};
+
+static const char doc[] =
+"Summarize run queue (scheduler) latency as a histogram.\n"
+"\v"
+"Run queue latency is the time from a task becoming runnable (woken, or\n"
+"preempted) to it running on a CPU. -u, -c and -n judge a task as it was\n"
+"when it last left a CPU (a new task by its parent), since only then is it\n"
+"the current task: the first wait of a task that was asleep when tracing\n"
+"began is not seen. Up to 10240 processes (-P) or threads (-L) per interval.\n"
+"\n"
+"Examples:\n"
+"  runqlat            # summarize run queue latency until Ctrl-C\n"
+"  runqlat -m 5       # millisecond histogram every 5 seconds\n"
+"  runqlat -T 1 10    # 1 second summaries with a time line, 10 times\n"
+"  runqlat -p 185     # only process 185\n"
+"  runqlat -P         # a histogram per process ID\n"
+"  runqlat -L         # a histogram per thread ID\n"
+"  runqlat -c /sys/fs/cgroup/unified/system.slice  # only this cgroup\n"
+"  runqlat -j 1 | jq .p99  # NDJSON\n";
+
+static error_t parse(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	switch (key) {
+	case 'm': env.millis = true; break;
+	case 'P': env.per_process = true; break;
+	case 'L': env.per_thread = true; break;
+	case ARGP_KEY_END:
+		if (env.per_process && env.per_thread)
+			tk_usage_error("options -P/--pids and -L/--tids cannot be combined");
+		(void)state;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct tk_tool tool = {
+	.name = "runqlat",
+	.doc = doc,
+	.options = options,
+	.parser = parse,
+	.periodic = true,
+};
+
+static const char *unit(void)
+{
+	return env.millis ? "msecs" : "usecs";
+}
+
+/* One histogram: bcc's star bars, or a JSON record. */
+static void print_hist(const unsigned long long *slots, const char *key,
+		       unsigned id, const char *comm)
+{
+	size_t clen = comm ? strnlen(comm, TK_TASK_COMM_LEN) : 0;
+	struct tk_json j;
+
+	if (!tk_opts.json) {
+		if (key) {
+			printf("\n%s = %u ", key, id);
+			tk_print_safe(stdout, comm, clen);
+			putchar('\n');
+		}
+		tk_hist_print_log2(stdout, slots, RUNQLAT_SLOTS, unit());
+		return;
+	}
+	tk_json_begin(&j, stdout);
+	tk_json_str(&j, "type", "histogram");
+	tk_json_time(&j);
+	if (key) {
+		tk_json_uint(&j, key, id);
+		tk_json_strn(&j, "comm", comm, clen);
+	}
+	tk_hist_json_log2(&j, slots, RUNQLAT_SLOTS, unit());
+	tk_json_end(&j);
+}
+
+/* All tasks: per-CPU slots summed; the counts since the last print are
+ * the difference to the last sum, so no increment is lost to a clear. */
+static void print_all(struct bpf_map *map)
+{
+	static unsigned long long last[RUNQLAT_SLOTS];
+	unsigned long long now[RUNQLAT_SLOTS] = { 0 }, diff[RUNQLAT_SLOTS];
+	int ncpu = libbpf_num_possible_cpus(), c, s;
+	struct runqlat_slots *v = calloc(ncpu, sizeof(*v));
+	unsigned key = 0;
+
+	if (!v || bpf_map__lookup_elem(map, &key, sizeof(key), v,
+				       ncpu * sizeof(*v), 0))
+		tk_fail("cannot read the histogram map");
+	for (c = 0; c < ncpu; c++)
+		for (s = 0; s < RUNQLAT_SLOTS; s++)
+			now[s] += v[c].slots[s];
+	for (s = 0; s < RUNQLAT_SLOTS; s++)
+		diff[s] = now[s] - last[s];
+	memcpy(last, now, sizeof(last));
+	free(v);
+	print_hist(diff, NULL, 0, NULL);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Per process or thread, by ID; printed entries are deleted. */
+static void print_keyed(struct bpf_map *map)
+{
+	static unsigned keys[RUNQLAT_MAX_KEYS];
+	unsigned *prev = NULL, n = 0, i;
+	struct runqlat_hist h;
+	int fd = bpf_map__fd(map);
+
+	while (n < RUNQLAT_MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n]))
+		prev = &keys[n++];
+	qsort(keys, n, sizeof(keys[0]), cmp_u32);
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &h))
+			continue;
+		bpf_map_delete_elem(fd, &keys[i]);
+		print_hist(h.slots, env.per_process ? "pid" : "tid", keys[i],
+			   h.comm);
+	}
+}
+
+static void print_interval(struct runqlat_bpf *skel)
+{
+	char buf[16];
+
+	if (!tk_opts.json) {
+		putchar('\n');
+		if (tk_opts.time)
+			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
+	}
+	if (env.per_process || env.per_thread)
+		print_keyed(skel->maps.hists);
+	else
+		print_all(skel->maps.hist_all);
+	fflush(stdout);
+}
+
+static int configure(void *s, void *ctx)
+{
+	struct runqlat_bpf *skel = s;
+	bool keyed = env.per_process || env.per_thread;
+
+	(void)ctx;
+	skel->rodata->millis = env.millis;
+	skel->rodata->per_process = env.per_process;
+	skel->rodata->per_thread = env.per_thread;
+	/* No events: only the loss counters of tk_emit.bpf.h are used. */
+	bpf_map__set_autocreate(skel->maps.tk_events, false);
+	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
+}
+
+/* Sleep until tk_elapsed() reaches t, or with t < 0 until the end. */
+static void wait_until(double t)
+{
+	double left;
+
+	while (!tk_exiting()) {
+		left = t - tk_elapsed();
+		if (t >= 0 && left <= 0)
+			return;
+		tk_sleep_ms(t < 0 || left > 1 ? 1000 : (int)(left * 1000) + 1);
+	}
+}
+
+TK_SKEL_OPS(runqlat_bpf);
+
+int main(int argc, char **argv)
+{
+	struct runqlat_bpf *skel;
+	double next = 0;
+	long n = 0;
+
+	tk_parse_args(&tool, argc, argv);
+	tk_init();
+	skel = tk_load(&runqlat_bpf_ops, configure, NULL);
+	tk_attach(skel->obj);
+	tk_ready();
+	if (tk_opts.interval)
+		next = tk_elapsed();
+	do {
+		next += tk_opts.interval;
+		wait_until(tk_opts.interval ? next : -1);
+		print_interval(skel);
+	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
+	tk_losses_report(skel->obj);
+	runqlat_bpf__destroy(skel);
+	return 0;
+}
