@@ -93,7 +93,7 @@ $(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tests $(BIN): | $(BUILD)/.deps-st
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OBJ)/tests/%,$(wildcard tests/unit/test_*.c))
 
 $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
-	$(CC) $(CFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBTRACE) -lcmocka $(LDLIBS)
 
 RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -v tests/e2e

@@ -1,6 +1,7 @@
 #include "names.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,13 @@ int tk_errno_parse(const char *s)
 		v = strtol(s, &end, 10);
 		return (*end || v <= 0 || v > 4095) ? -1 : (int)v;
 	}
+	/* Names glibc maps to another errno's name. */
+	if (!strcasecmp(s, "EWOULDBLOCK"))
+		return EAGAIN;
+	if (!strcasecmp(s, "EDEADLOCK"))
+		return EDEADLK;
+	if (!strcasecmp(s, "ENOTSUP"))
+		return EOPNOTSUPP;
 	for (e = 1; e < 4096; e++) {
 		const char *name = strerrorname_np(e);
 

@@ -228,6 +228,10 @@ static void precheck(const struct argp_option *tool_opts, int argc, char **argv)
 
 		if (c == ':')
 			tk_usage_error("option '%s' needs a value", bad);
+		if (c == '?' && optopt && !strncmp(bad, "--", 2))
+			/* getopt's "doesn't allow an argument" for a long flag */
+			tk_usage_error("option '%.*s' takes no value",
+				       (int)strcspn(bad, "="), bad);
 		if (c == '?' && optopt && optopt != '?')
 			tk_usage_error("unknown option '-%c'", optopt);
 		if (c == '?' && !optopt && strcmp(bad, "--help") &&

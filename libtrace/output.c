@@ -1,6 +1,8 @@
 #include "output.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -53,13 +55,17 @@ void tk_print_header(FILE *f, const struct tk_col *cols, int n)
 void tk_print_cell(FILE *f, const struct tk_col *col, int last,
 		   const char *fmt, ...)
 {
-	char buf[256];
+	char *buf;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vasprintf(&buf, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
 	cell(f, col, last, buf);
+	free(buf);
 }
 
 /* Returns the columns printed (one per byte written, roughly). */
@@ -76,6 +82,9 @@ static int print_safe(FILE *f, const char *str, size_t len)
 			continue;
 		}
 		n = s[i] >= 0x80 ? tk_utf8_seq_len(s + i, len - i) : 0;
+		/* C1 controls (U+0080..U+009F) move terminals too: NEL, CSI. */
+		if (n == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0)
+			n = 0;
 		if (n) {
 			fwrite(s + i, 1, n, f);
 			i += n;
