@@ -17,7 +17,7 @@
 
 #include "runqlat.h"
 #include "tk_bits.bpf.h"
-#include "tk_emit.bpf.h"
+#include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
 
 #define TASK_RUNNING 0

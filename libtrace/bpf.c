@@ -239,7 +239,8 @@ static void report_methods(struct bpf_object *obj)
 
 	if (!tk_opts.verbose)
 		return;
-	tk_info("event transport: %s", tk_events_transport_name());
+	if (bpf_object__find_map_by_name(obj, "tk_events"))
+		tk_info("event transport: %s", tk_events_transport_name());
 	bpf_object__for_each_program(prog, obj) {
 		if (bpf_program__autoload(prog))
 			tk_info("probe %s: %s (%s)", bpf_program__name(prog),

@@ -173,8 +173,6 @@ static int configure(void *s, void *ctx)
 	skel->rodata->millis = env.millis;
 	skel->rodata->per_process = env.per_process;
 	skel->rodata->per_thread = env.per_thread;
-	/* No events: only the loss counters of tk_emit.bpf.h are used. */
-	bpf_map__set_autocreate(skel->maps.tk_events, false);
 	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
 }
 
