@@ -119,7 +119,7 @@ fuzz: deps-stamp | $(OBJ)/tests
 	$(OBJ)/tests/fuzz_json -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 bench: all
-	$(PYTHON) bench/run.py
+	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) bench/syscount_overhead.py --latency
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,31 @@
+/* syscount: per-syscall or per-process counters, read by userspace. */
+#ifndef SYSCOUNT_H
+#define SYSCOUNT_H
+
+#include "tk_shared.h"
+
+/* Slots of the per-syscall array: one per number below SYSCOUNT_NONE;
+ * SYSCOUNT_NONE for id -1 (at sys_exit: rt_sigreturn, which resets the
+ * number, or a syscall that seccomp or ptrace skipped); SYSCOUNT_OTHER
+ * for every other id. */
+#define SYSCOUNT_SLOTS 1024
+#define SYSCOUNT_NONE (SYSCOUNT_SLOTS - 2)
+#define SYSCOUNT_OTHER (SYSCOUNT_SLOTS - 1)
+/* Processes counted at once with -P. */
+#define SYSCOUNT_MAX_PIDS 10240
+/* Threads inside a syscall at once with -L (kernels without task storage). */
+#define SYSCOUNT_MAX_THREADS 16384
+
+struct syscount_val {
+	unsigned long long count;
+	unsigned long long errors;    /* returns of -4095..-1 */
+	unsigned long long total_ns;  /* -L: time inside the syscalls */
+};
+
+/* -P: per process (tgid); comm as of its first syscall counted. */
+struct syscount_proc_val {
+	struct syscount_val v;
+	char comm[TK_TASK_COMM_LEN];
+};
+
+#endif

@@ -1,0 +1,355 @@
+"""syscount: exact counts of the syscalls a helper process makes."""
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import Tool, json_lines, loss_record, run
+
+UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
+OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
+
+HELPER_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* worker OK FAIL UNKNOWN OTHER: wait for a byte on stdin; make OK
+ * getppid() calls, FAIL openat() calls failing with ENOENT, UNKNOWN
+ * calls of syscall %d and OTHER of syscall %d (ENOSYS); write one byte;
+ * wait for stdin to close. worker nrs: print the numbers it uses. */
+int main(int argc, char **argv)
+{
+	long n[4] = { 0 }, i;
+	char c;
+
+	if (argc == 2 && !strcmp(argv[1], "nrs")) {
+		printf("read=%%d write=%%d getppid=%%d openat=%%d\n", SYS_read,
+		       SYS_write, SYS_getppid, SYS_openat);
+		return 0;
+	}
+	for (i = 0; i < 4 && i + 1 < argc; i++)
+		n[i] = atol(argv[i + 1]);
+	if (read(0, &c, 1) != 1)
+		return 1;
+	for (i = 0; i < n[0]; i++)
+		syscall(SYS_getppid);
+	for (i = 0; i < n[1]; i++)
+		syscall(SYS_openat, AT_FDCWD, "/nonexistent-tracekit/x", O_RDONLY);
+	for (i = 0; i < n[2]; i++)
+		syscall(%d);
+	for (i = 0; i < n[3]; i++)
+		syscall(%d);
+	if (write(1, "d", 1) != 1)
+		return 1;
+	while (read(0, &c, 1) > 0)
+		;
+	return 0;
+}
+""" % (UNKNOWN_NR, OTHER_NR, UNKNOWN_NR, OTHER_NR)
+
+OK, FAIL, UNKNOWN = 1500, 700, 300
+COUNT_HEADER = "SYSCALL                   COUNT"
+LATENCY_HEADER = "SYSCALL                   COUNT        TIME (us)"
+STRACE_HEADER = "% time     seconds  usecs/call     calls    errors syscall"
+STRACE_DASHES = "------ ----------- ----------- --------- --------- ----------------"
+METHODS = ["tp_btf", "raw_tp", "tp"]
+
+
+@pytest.fixture(scope="module")
+def helper(tmp_path_factory):
+    d = tmp_path_factory.mktemp("syscount")
+    src, exe = d / "sc_worker.c", d / "sc_worker"
+    src.write_text(HELPER_C)
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", str(exe), str(src)],
+                   check=True)
+    out = subprocess.run([str(exe), "nrs"], capture_output=True, text=True,
+                         check=True).stdout
+    nrs = {k: int(v) for k, v in (kv.split("=") for kv in out.split())}
+    return str(exe), nrs
+
+
+def blocked_in_read(pid, read_nr):
+    """Wait until pid sleeps in read(): every syscall it made before has
+    returned, so a tracer attached now sees exactly what comes next."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(f"/proc/{pid}/syscall") as f:
+            if f.read().split()[0] == str(read_nr):
+                return
+        time.sleep(0.005)
+    pytest.fail(f"worker {pid} never blocked in read()")
+
+
+class Worker:
+    """The helper, started and blocked before the tracer starts. go() lets
+    it make its syscalls and returns once it blocks again: inside the
+    traced window it makes the end of one read(), the calls asked for, one
+    write(), and the start of a read() that ends after the tracer."""
+
+    def __init__(self, helper, ok=OK, fail=FAIL, unknown=UNKNOWN, other=0):
+        exe, self.nrs = helper
+        self.proc = subprocess.Popen([exe, str(ok), str(fail), str(unknown), str(other)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.pid = self.proc.pid
+        blocked_in_read(self.pid, self.nrs["read"])
+
+    def go(self):
+        self.proc.stdin.write(b"g")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.read(1) == b"d"
+        blocked_in_read(self.pid, self.nrs["read"])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def traced(helper, *args, env=None, **worker):
+    """Run syscount while the worker makes its syscalls; its output."""
+    with Worker(helper, **worker) as w:
+        with Tool("syscount", *[a if a != "PID" else w.pid for a in args], env=env) as t:
+            w.go()
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    return out, err, w
+
+
+def table(header, rows):
+    """libbpf-tools' layout: "%-22s %8s"."""
+    return header + "\n" + "".join(f"{name:<22} {count:>8}\n" for name, count in rows)
+
+
+# (name, count, errors) of the worker's syscalls in counting mode, in
+# syscount's order: by count, then by number.
+def counted(nrs):
+    rows = [("getppid", OK, 0), ("openat", FAIL, FAIL), (str(UNKNOWN_NR), UNKNOWN, UNKNOWN),
+            ("read", 1, 0), ("write", 1, 0)]
+    nr = dict(nrs, **{str(UNKNOWN_NR): UNKNOWN_NR})
+    return sorted(rows, key=lambda r: (-r[1], nr[r[0]])), nr
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_counts_text(helper, method):
+    out, err, w = traced(helper, "-p", "PID", env={"TRACEKIT_ATTACH": method})
+    rows, _ = counted(w.nrs)
+    assert out == table(COUNT_HEADER, [(n, c) for n, c, _ in rows])
+    assert err == ""
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_counts_json(helper, method):
+    out, err, w = traced(helper, "-j", "-p", "PID", env={"TRACEKIT_ATTACH": method})
+    rows, nr = counted(w.nrs)
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "syscall", "syscall": n, "nr": nr[n], "count": c,
+                             "errors": e} for n, c, e in rows]
+    assert loss_record(records) == {"type": "loss", "events_lost": 0,
+                                    "map_inserts_failed": 0}
+    assert err == ""
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_unfiltered_counts_unknown_and_other_numbers(helper, method):
+    """No filter: the lean program. Nothing else on the machine calls
+    these two numbers, so their counts are exact."""
+    out, _, _ = traced(helper, "-j", "-T", "100000", env={"TRACEKIT_ATTACH": method},
+                       ok=0, fail=0, unknown=UNKNOWN, other=250)
+    rows = {r["syscall"]: r for r in json_lines(out) if r["type"] == "syscall"}
+    assert rows[str(UNKNOWN_NR)] == {"type": "syscall", "syscall": str(UNKNOWN_NR),
+                                     "nr": UNKNOWN_NR, "count": UNKNOWN, "errors": UNKNOWN}
+    assert rows["[other]"] == {"type": "syscall", "syscall": "[other]", "nr": None,
+                               "count": 250, "errors": 250}
+
+
+def test_failures_only(helper):
+    out, _, _ = traced(helper, "-x", "-p", "PID")
+    assert out == table(COUNT_HEADER, [("openat", FAIL), (str(UNKNOWN_NR), UNKNOWN)])
+
+
+@pytest.mark.parametrize("value", ["ENOENT", "enoent", "2"])
+def test_errno_filter(helper, value):
+    out, _, w = traced(helper, "-j", "-e", value, "-p", "PID")
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "syscall", "syscall": "openat",
+                             "nr": w.nrs["openat"], "count": FAIL, "errors": FAIL}]
+    loss_record(records)
+
+
+def test_errno_filter_other_errno(helper):
+    out, _, _ = traced(helper, "-e", "ENOSYS", "-p", "PID")
+    assert out == table(COUNT_HEADER, [(str(UNKNOWN_NR), UNKNOWN)])
+    out, _, _ = traced(helper, "-e", "EACCES", "-p", "PID")
+    assert out == COUNT_HEADER + "\n"
+
+
+def test_top(helper):
+    out, _, _ = traced(helper, "-T", "2", "-p", "PID")
+    assert out == table(COUNT_HEADER, [("getppid", OK), ("openat", FAIL)])
+
+
+def test_time_option_stays_long(helper):
+    out, _, _ = traced(helper, "--time", "--top", "1", "-p", "PID")
+    lines = out.splitlines()
+    assert re.fullmatch(r"\[\d\d:\d\d:\d\d\]", lines[0])
+    assert lines[1:] == [COUNT_HEADER, f"{'getppid':<22} {OK:>8}"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_per_process(helper, method):
+    total = OK + FAIL + UNKNOWN + 2
+    out, err, w = traced(helper, "-P", "-p", "PID", env={"TRACEKIT_ATTACH": method})
+    assert out == ("PID    COMM               COUNT\n"
+                   f"{w.pid:<6} {'sc_worker':<15} {total:>8}\n")
+    assert err == ""
+    out, _, w = traced(helper, "-P", "-j", "-p", "PID")
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "process", "pid": w.pid, "comm": "sc_worker",
+                             "count": total, "errors": FAIL + UNKNOWN}]
+    loss_record(records)
+
+
+def latency_rows(out, header):
+    lines = out.splitlines()
+    assert lines[0] == header
+    rows = []
+    for line in lines[1:]:
+        m = re.fullmatch(r"(\S+) +(\d+) +(\d+\.\d{3})", line)
+        assert m and len(line) == len(header), line
+        rows.append((m[1], int(m[2]), float(m[3])))
+    times = [r[2] for r in rows]
+    assert times == sorted(times, reverse=True)  # by time
+    assert all(t > 0 for t in times)
+    return rows
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_latency(helper, method):
+    """Only syscalls whose entry was seen count: not the read() that was
+    in progress when tracing began."""
+    out, err, _ = traced(helper, "-L", "-p", "PID", env={"TRACEKIT_ATTACH": method})
+    rows = latency_rows(out, LATENCY_HEADER)
+    assert {(n, c) for n, c, _ in rows} == {("getppid", OK), ("openat", FAIL),
+                                           (str(UNKNOWN_NR), UNKNOWN), ("write", 1)}
+    assert err == ""
+
+
+def test_latency_ms_and_json(helper):
+    out, _, _ = traced(helper, "-L", "-m", "-p", "PID")
+    rows = latency_rows(out, LATENCY_HEADER.replace("(us)", "(ms)"))
+    assert {(n, c) for n, c, _ in rows} == {("getppid", OK), ("openat", FAIL),
+                                           (str(UNKNOWN_NR), UNKNOWN), ("write", 1)}
+    out, _, w = traced(helper, "-L", "-j", "-p", "PID")
+    records = json_lines(out)
+    loss_record(records)
+    got = {r["syscall"]: r for r in records[:-1]}
+    assert set(got) == {"getppid", "openat", str(UNKNOWN_NR), "write"}
+    for name, count, errors in [("getppid", OK, 0), ("openat", FAIL, FAIL), ("write", 1, 0)]:
+        r = got[name]
+        assert (r["type"], r["nr"], r["count"], r["errors"]) == ("syscall", w.nrs[name],
+                                                                 count, errors)
+        assert isinstance(r["total_ns"], int) and r["total_ns"] > 0
+
+
+def test_summary(helper):
+    out, err, _ = traced(helper, "-S", "-p", "PID")
+    lines = out.splitlines()
+    assert lines[:2] == [STRACE_HEADER, STRACE_DASHES]
+    assert lines[-2] == STRACE_DASHES
+    row = re.compile(r"( *\d+\.\d\d) ( *\d+\.\d{6}) ( *\d+) ( *\d+) ( *\d*) (\S+)")
+    parsed = []
+    for line in lines[2:-2] + lines[-1:]:
+        m = row.fullmatch(line)
+        assert m and [len(g) for g in m.groups()[:5]] == [6, 11, 11, 9, 9], line
+        parsed.append((m[6], int(m[4]), int(m[5].strip() or 0), float(m[1]), float(m[2])))
+    total = parsed.pop()
+    assert {p[:3] for p in parsed} == {("getppid", OK, 0), ("openat", FAIL, FAIL),
+                                      (str(UNKNOWN_NR), UNKNOWN, UNKNOWN), ("write", 1, 0)}
+    assert total[:4] == ("total", OK + FAIL + UNKNOWN + 1, FAIL + UNKNOWN, 100.0)
+    assert [p[4] for p in parsed] == sorted((p[4] for p in parsed), reverse=True)
+    assert abs(sum(p[3] for p in parsed) - 100) < 0.02 * len(parsed)
+    assert abs(sum(p[4] for p in parsed) - total[4]) < 2e-6 * len(parsed)
+    assert err == ""
+
+
+def test_interval_json_ends_by_itself(helper):
+    with Worker(helper) as w:
+        t = Tool("syscount", "-j", "-i", "1", "-d", "2", "-p", w.pid).start()
+        start = time.monotonic()
+        w.go()
+        out, err, rc = t.wait(timeout=30)
+        elapsed = time.monotonic() - start
+    assert rc == 0, err
+    assert elapsed < 5
+    records = json_lines(out)
+    loss_record(records)
+    rows, _ = counted(w.nrs)
+    sums = {}
+    for r in records[:-1]:
+        assert r["type"] == "syscall" and r["interval"] in (1, 2), r
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r["time"])
+        sums[r["syscall"]] = sums.get(r["syscall"], 0) + r["count"]
+    assert sums == {n: c for n, c, _ in rows}
+
+
+@pytest.mark.parametrize("args", [["-i", "1", "-d", "2"], ["1", "2"]])
+def test_interval_text_blocks(helper, args):
+    with Worker(helper) as w:
+        t = Tool("syscount", "-p", w.pid, *args).start()
+        w.go()
+        out, err, rc = t.wait(timeout=30)
+    assert rc == 0, err
+    blocks = out.split("\n\n")
+    assert blocks[-1] == ""  # each block ends with a blank line
+    assert len(blocks) == 3, out
+    for b in blocks[:2]:
+        lines = b.splitlines()
+        assert re.fullmatch(r"\[\d\d:\d\d:\d\d\]", lines[0])
+        assert lines[1] == COUNT_HEADER
+    rows, _ = counted(w.nrs)
+    total = {}
+    for b in blocks[:2]:
+        for line in b.splitlines()[2:]:
+            name, count = line.split()
+            total[name] = total.get(name, 0) + int(count)
+    assert total == {n: c for n, c, _ in rows}
+
+
+def test_list(helper):
+    _, nrs = helper
+    r = run("syscount", "-l")
+    assert r.returncode == 0 and r.stderr == ""
+    lines = r.stdout.splitlines()
+    assert f"{nrs['openat']:3d}: openat" in lines
+    assert f"{nrs['read']:3d}: read" in lines
+    assert len(lines) == len(set(lines)) > 300
+
+
+@pytest.mark.parametrize("args,words", [
+    (["-e", "ENOPE"], ["--errno", "'ENOPE'"]),
+    (["-e", "0"], ["--errno", "'0'"]),
+    (["-T", "0"], ["--top", "'0'"]),
+    (["--top", "x"], ["--top", "'x'"]),
+    (["--bogus"], ["'--bogus'"]),
+    (["-Q"], ["'-Q'"]),
+    (["-i", "x"], ["--interval", "'x'"]),
+    (["-i", "-1"], ["--interval", "'-1'"]),
+    (["0"], ["interval", "'0'"]),
+    (["1", "0"], ["count", "'0'"]),
+    (["-S", "-P"], ["--summary", "--process"]),
+])
+def test_usage_errors(args, words):
+    r = run("syscount", *args)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.endswith("\n"), r.stderr
+    assert r.stderr.startswith("syscount: ")
+    for w in words:
+        assert w in r.stderr, r.stderr
