@@ -13,30 +13,7 @@
 
 #include "json.h"
 
-/* Output captured with open_memstream. */
-struct cap {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void cap_open(struct cap *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-}
-
-/* Close and check that the output holds no NUL byte (escaped output never
- * does), so it can be compared as a C string. Caller frees. */
-static char *cap_close(struct cap *c)
-{
-	assert_int_equal(fclose(c->f), 0);
-	assert_non_null(c->buf);
-	assert_int_equal(strlen(c->buf), c->len);
-	return c->buf;
-}
+#include "capture.h"
 
 static void check_escape(const char *in, size_t len, const char *expected)
 {

@@ -13,27 +13,7 @@
 
 #include "output.h"
 
-struct cap {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void cap_open(struct cap *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-}
-
-static char *cap_close(struct cap *c)
-{
-	assert_int_equal(fclose(c->f), 0);
-	assert_non_null(c->buf);
-	assert_int_equal(strlen(c->buf), c->len);
-	return c->buf;
-}
+#include "capture.h"
 
 static char *safe(const char *in, size_t len)
 {
