@@ -19,11 +19,13 @@ PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-Ilibtrace -Ibpf -I$(OBJ)
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcap-ng
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
 
 TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+# Tools without a BPF object of their own (tracekit-doctor).
+PLAIN_TOOLS := $(filter-out $(TOOLS),$(patsubst tools/%.c,%,$(wildcard tools/*.c)))
 LIBTRACE_SRC := $(wildcard libtrace/*.c)
 LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
 	$(OBJ)/libtrace/syscall_table.o
@@ -31,12 +33,12 @@ LIBTRACE := $(OBJ)/libtrace.a
 
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
-	libclang-rt-14-dev libbpf-tools
+	libclang-rt-14-dev libbpf-tools libcap-ng-dev
 
 .PHONY: all deps check check-unit check-e2e fuzz bench clean
 .DELETE_ON_ERROR:
 
-all: deps-stamp $(addprefix $(BIN)/,$(TOOLS))
+all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS))
 
 # Install only what is missing; a stamp keeps `make` quiet after the first run.
 deps:
@@ -80,6 +82,9 @@ $(LIBTRACE): $(LIBTRACE_OBJ)
 
 # A tool's object depends on its skeleton; -MMD tracks the rest.
 $(OBJ)/tools/%.o: tools/%.c $(OBJ)/%.skel.h | $(OBJ)/tools
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(addprefix $(OBJ)/tools/,$(addsuffix .o,$(PLAIN_TOOLS))): $(OBJ)/tools/%.o: tools/%.c | $(OBJ)/tools
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(BIN)

@@ -1,17 +1,32 @@
 /* Opening, loading and attaching a tool's BPF object, with the attach
- * method chosen at run time by trying the best one the object offers.
+ * method of each probe chosen at run time by trying the best one the
+ * object offers and falling back when the kernel refuses it.
  *
  * A probe with several attach methods is written once per method, the
- * program name ending in the method: foo_tp_btf, foo_raw_tp, foo_tp.
- * libtrace loads the best method first and falls back when the kernel
- * refuses it. TRACEKIT_ATTACH=raw_tp (or tp_btf, tp) starts the chain at
- * that method, so tests can run every method the kernel supports. */
+ * program name ending in "_" METHOD; the programs sharing the rest of the
+ * name are one probe (a "family"). The chains, best first:
+ *
+ *   tracepoints        foo_tp_btf  -> foo_raw_tp -> foo_tp
+ *   kernel functions   foo_fentry  -> foo_kprobe      (entry)
+ *                      foo_fexit   -> foo_kretprobe   (return)
+ *   user functions     foo_uprobe, foo_uretprobe      (no fallback)
+ *
+ * A refusal at load time (the verifier, a missing program type or BTF)
+ * or at attach time (no kprobes, no trampoline) demotes only the probe
+ * that failed. When a chain runs out, the tool exits 1 with one line
+ * naming what the kernel lacks and what would fix it.
+ *
+ * TRACEKIT_ATTACH=METHOD[,METHOD] starts each named chain at that method
+ * (raw_tp, tp, kprobe, ...), so tests can run every method the kernel
+ * supports. -v reports the method chosen for each probe; --dry-run
+ * prints them on stdout and exits once everything is attached. */
 #ifndef TK_BPF_H
 #define TK_BPF_H
 
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct tk_skel_ops {
 	void *(*open)(const struct bpf_object_open_opts *opts);
@@ -36,26 +51,42 @@ struct tk_skel_ops {
 	}
 
 /* The tool's settings for one load attempt: rodata, map sizes, which
- * programs to autoload. Return 0, or -errno to stop. */
+ * programs to autoload. Called again for each attempt. Return 0, or
+ * -errno to stop. */
 typedef int (*tk_configure_fn)(void *skel, void *ctx);
 
-/* Open, configure and load the skeleton, falling back through attach
- * methods and the event transport; exits 1 with one line naming the
- * missing kernel feature when nothing loads. */
+/* Open, configure, load and attach the skeleton, falling back through
+ * attach methods and the event transport. Returns the skeleton with
+ * every program attached; exits 1 with one line naming the missing
+ * kernel feature when nothing works. */
 void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 	      void *ctx);
 
-/* Attach every loaded program; exits 1 naming the probe that failed. */
-void tk_attach(struct bpf_object *obj);
+/* Point the probe FAMILY (the program name without its method suffix) at
+ * a function given at run time: a kernel function when binary is NULL
+ * (fentry/fexit or kprobe/kretprobe), else FUNC in the ELF file binary
+ * (uprobe/uretprobe; pid -1 for every process). Call before tk_load; the
+ * strings must outlive it. */
+void tk_set_target(const char *family, const char *binary, const char *func,
+		   pid_t pid);
+
+/* Detach and destroy every link tk_load made (a daemon that reloads or
+ * exits cleanly; tools just exit). */
+void tk_detach(void);
 
 /* Set a global variable of the object's .rodata (before load) by name. */
 int tk_set_rodata(struct bpf_object *obj, const char *var, const void *val,
 		  size_t size);
 
-/* The attach method chosen for the probe family of prog ("raw_tp", ...). */
+/* The attach method of a loaded program: "tp_btf", "raw_tp", "tp",
+ * "fentry", "fexit", "kprobe", "kretprobe", "uprobe", "uretprobe". */
 const char *tk_prog_method(const struct bpf_program *prog);
 
 /* Sum of a per-CPU u64 array element. */
 int tk_percpu_sum(struct bpf_map *map, unsigned key, unsigned long long *sum);
+
+/* For setup.c's libbpf print callback: notes which program a libbpf
+ * warning is about, so a failed load demotes that probe only. */
+void tk_bpf_note_libbpf_warning(const char *msg);
 
 #endif

@@ -33,6 +33,11 @@ const char *tk_events_transport_name(void)
 	return transport == TK_TRANSPORT_PERFBUF ? "perf buffer" : "ring buffer";
 }
 
+const char *tk_events_transport_id(void)
+{
+	return transport == TK_TRANSPORT_PERFBUF ? "perf" : "ringbuf";
+}
+
 static int choose_transport(void)
 {
 	const char *env = getenv("TRACEKIT_TRANSPORT");

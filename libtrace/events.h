@@ -17,7 +17,10 @@ int tk_events_prepare(struct bpf_object *obj);
 /* After load: put the --cgroup directory in tk_cgroup. */
 int tk_events_after_load(struct bpf_object *obj);
 
+/* "ring buffer" or "perf buffer", for people; "ringbuf" or "perf", for
+ * scripts (as TRACEKIT_TRANSPORT takes it). */
 const char *tk_events_transport_name(void);
+const char *tk_events_transport_id(void);
 
 /* Set the default buffer size of a tool (KiB) before tk_load. */
 void tk_events_default_kb(unsigned long kb);

@@ -17,7 +17,7 @@ struct tk_opts tk_opts = { .filter = { .uid = -1 } };
 
 enum {  /* internal keys of the common options */
 	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
-	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP,
+	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP, K_DRY_RUN,
 };
 
 /* Short letter each common option has unless the tool claims it. */
@@ -38,6 +38,8 @@ static struct argp_option common_options[] = {
 	{ "duration", K_DURATION, "SEC", 0, "Stop after SEC seconds", 1 },
 	{ "verbose", K_VERBOSE, 0, 0,
 	  "libbpf messages and the attach methods chosen", 1 },
+	{ "dry-run", K_DRY_RUN, 0, 0,
+	  "Load and attach, print each probe's attach method, and exit", 1 },
 	{ "btf", K_BTF, "FILE",  0,
 	  "Kernel BTF for kernels without /sys/kernel/btf/vmlinux", 1 },
 	{ "buffer-kb", K_BUFFER, "KB", 0,
@@ -140,6 +142,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case K_VERBOSE:
 		tk_opts.verbose = true;
+		break;
+	case K_DRY_RUN:
+		tk_opts.dry_run = true;
 		break;
 	case K_BTF: {
 		struct stat st;

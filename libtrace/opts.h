@@ -15,6 +15,7 @@ struct tk_opts {
 	bool json;                 /* -j */
 	double duration;           /* -d SEC; 0: until interrupted */
 	bool verbose;              /* -v */
+	bool dry_run;              /* --dry-run: attach, print methods, exit */
 	const char *btf_path;      /* --btf */
 	unsigned long buffer_kb;   /* --buffer-kb; 0: the tool's default */
 	long interval;             /* periodic tools: seconds, 0: at exit only */

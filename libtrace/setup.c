@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpf.h"
 #include "opts.h"
 
 static const char *tool_name = "tracekit";
@@ -39,7 +40,16 @@ static double now_mono(void)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
-	(void)level;
+	if (level == LIBBPF_WARN) {
+		char msg[512];
+		va_list copy;
+
+		/* Which program failed, so only that probe falls back. */
+		va_copy(copy, ap);
+		vsnprintf(msg, sizeof(msg), fmt, copy);
+		va_end(copy);
+		tk_bpf_note_libbpf_warning(msg);
+	}
 	if (!tk_opts.verbose)
 		return 0;  /* warnings too: tools explain failures themselves */
 	return vfprintf(stderr, fmt, ap);

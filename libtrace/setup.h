@@ -38,7 +38,7 @@ int tk_ensure_tracefs(void);
 
 /* True when tracefs lists the tracepoint CATEGORY:NAME (tracefs must be
  * mounted: see tk_ensure_tracefs). Also true when tracefs cannot be
- * found, so that tk_attach reports the real cause. */
+ * found, so that tk_load reports the real cause. */
 bool tk_tracepoint_exists(const char *category, const char *name);
 
 /* Call once everything is attached. Tells a person on a terminal that

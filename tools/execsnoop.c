@@ -201,7 +201,6 @@ int main(int argc, char **argv)
 	memset(tk_opts.filter.comm, 0, sizeof(tk_opts.filter.comm));
 	skel = tk_load(&execsnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
-	tk_attach(skel->obj);
 	if (!tk_opts.json) {
 		if (tk_opts.time)
 			printf("%-8s ", "TIME");

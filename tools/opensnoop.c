@@ -151,7 +151,7 @@ static int configure(void *s, void *ctx)
 	(void)ctx;
 	skel->rodata->failed_only = env.failed_only;
 	if (tk_ensure_tracefs())
-		return 0;  /* tk_attach reports it */
+		return 0;  /* tk_load reports it */
 	if (!tk_tracepoint_exists("syscalls", "sys_enter_open")) {
 		tk_info("open(): no syscalls:sys_enter_open tracepoint on this kernel; not traced");
 		bpf_program__set_autoload(skel->progs.open_enter, false);
@@ -175,7 +175,6 @@ int main(int argc, char **argv)
 	tk_init();
 	skel = tk_load(&opensnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
-	tk_attach(skel->obj);
 	if (!tk_opts.json) {
 		if (tk_opts.time)
 			printf("%-8s ", "TIME");

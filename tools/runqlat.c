@@ -200,7 +200,6 @@ int main(int argc, char **argv)
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
 	skel = tk_load(&runqlat_bpf_ops, configure, NULL);
-	tk_attach(skel->obj);
 	tk_ready();
 	if (tk_opts.interval)
 		next = tk_elapsed();

@@ -460,7 +460,6 @@ int main(int argc, char **argv)
 	}
 	tk_init();
 	skel = tk_load(&syscount_bpf_ops, configure, NULL);
-	tk_attach(skel->obj);
 	tk_ready();
 	next = tk_opts.interval;
 	do {

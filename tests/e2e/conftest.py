@@ -1,5 +1,6 @@
 """Shared helpers for the end-to-end tests: run the built tools as root
 against workloads the tests make themselves."""
+import functools
 import json
 import os
 import select
@@ -96,3 +97,35 @@ def loss_record(records):
 def require_root():
     if os.geteuid() != 0:
         pytest.fail("the end-to-end tests load BPF programs: run them as root")
+
+
+# What the running kernel can do, as tracekit-doctor probes it (once per
+# session). Tests of a method or tool the kernel lacks skip naming why;
+# the VM kernel matrix (make check-vm) runs them where the kernel has it.
+@functools.lru_cache(maxsize=None)
+def doctor():
+    r = run("tracekit-doctor", "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    (report,) = json_lines(r.stdout)
+    return report
+
+
+# Attach methods and transports, by the doctor feature that provides them.
+FEATURE_OF = {
+    "tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
+    "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
+    "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",
+    "ringbuf": "ringbuf", "perf": "perf_buffer",
+}
+
+
+def kernel_has(method):
+    return doctor()["features"][FEATURE_OF[method]]["ok"]
+
+
+def require(method):
+    """Skip unless the running kernel supports method, saying why not."""
+    feature = doctor()["features"][FEATURE_OF[method]]
+    if not feature["ok"]:
+        pytest.skip(f"this kernel lacks {method}: {feature['detail']} "
+                    "(make check-vm runs it under other kernels)")

@@ -1,0 +1,665 @@
+/* tk_load: open, load and attach a tool's BPF object, choosing each
+ * probe's attach method by trying (see bpf.h for the chains). */
+#include "bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "json.h"
+#include "opts.h"
+#include "setup.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524  /* the kernel's internal "not supported" */
+#endif
+
+enum chain { CH_TP, CH_KFUNC, CH_UFUNC, N_CHAINS };
+
+struct method {
+	const char *name;   /* also the program name suffix */
+	int chain;          /* enum chain */
+	int rank;           /* 0 is the best of its chain */
+	bool ret;           /* a return probe */
+};
+
+static const struct method methods[] = {
+	{ "tp_btf", CH_TP, 0, false },     { "raw_tp", CH_TP, 1, false },
+	{ "tp", CH_TP, 2, false },
+	{ "fentry", CH_KFUNC, 0, false },  { "fexit", CH_KFUNC, 0, true },
+	{ "kprobe", CH_KFUNC, 1, false },  { "kretprobe", CH_KFUNC, 1, true },
+	{ "uprobe", CH_UFUNC, 0, false },  { "uretprobe", CH_UFUNC, 0, true },
+};
+#define N_METHODS ((int)(sizeof(methods) / sizeof(methods[0])))
+#define MAX_RANKS 3
+
+
+#define MAX_FAMILIES 32
+#define MAX_TARGETS 8
+#define MAX_LINKS 128
+
+struct family {
+	char name[64];
+	unsigned avail[N_CHAINS];  /* bit r: a program of rank r exists */
+	int chain;
+	int floor;                 /* the best rank still allowed */
+	int chosen;                /* rank of this attempt */
+	const struct target *target;
+	char why[320];             /* what each method tried ran into */
+	char fix[160];             /* what would make one of them work */
+};
+
+struct target {
+	const char *family, *binary, *func;
+	pid_t pid;
+};
+
+static struct family families[MAX_FAMILIES];
+static int n_families;
+static struct target targets[MAX_TARGETS];
+static int n_targets;
+static int forced_rank[N_CHAINS];
+static struct bpf_link *links[MAX_LINKS];
+static int n_links;
+static char failed_prog[64];  /* named by the last libbpf warning */
+
+void tk_set_target(const char *family, const char *binary, const char *func,
+		   pid_t pid)
+{
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	targets[n_targets++] = (struct target){ family, binary, func, pid };
+}
+
+void tk_bpf_note_libbpf_warning(const char *msg)
+{
+	const char *p = strstr(msg, "prog '"), *q;
+
+	if (!p || failed_prog[0])
+		return;
+	p += 6;
+	q = strchr(p, '\'');
+	if (q && (size_t)(q - p) < sizeof(failed_prog)) {
+		memcpy(failed_prog, p, q - p);
+		failed_prog[q - p] = 0;
+	}
+}
+
+/* The method a program name ends in (the longest suffix: "x_raw_tp"
+ * also ends in "_tp"), and the length of the family name before it. */
+static int method_of(const char *name, size_t *prefix_len)
+{
+	size_t len = strlen(name), best_len = 0;
+	int m, best = -1;
+
+	for (m = 0; m < N_METHODS; m++) {
+		size_t sl = strlen(methods[m].name);
+
+		if (len > sl + 1 && name[len - sl - 1] == '_' &&
+		    !strcmp(name + len - sl, methods[m].name) && sl > best_len) {
+			best = m;
+			best_len = sl;
+		}
+	}
+	if (best >= 0)
+		*prefix_len = len - best_len - 1;
+	return best;
+}
+
+static struct family *find_family(const char *name, int *method)
+{
+	size_t plen;
+	int i;
+
+	*method = method_of(name, &plen);
+	if (*method < 0)
+		return NULL;
+	for (i = 0; i < n_families; i++)
+		if (strlen(families[i].name) == plen &&
+		    !strncmp(families[i].name, name, plen))
+			return &families[i];
+	return NULL;
+}
+
+static struct family *add_family(const char *name)
+{
+	struct family *f;
+	size_t plen;
+	int m = method_of(name, &plen), i;
+
+	if (m < 0 || (f = find_family(name, &m)))
+		return m < 0 ? NULL : f;
+	if (n_families == MAX_FAMILIES || plen >= sizeof(f->name))
+		tk_fail("BPF object has too many probes or too long a name: %s", name);
+	f = &families[n_families++];
+	memset(f, 0, sizeof(*f));
+	memcpy(f->name, name, plen);
+	for (i = 0; i < n_targets; i++)
+		if (!strcmp(targets[i].family, f->name))
+			f->target = &targets[i];
+	return f;
+}
+
+static int highest_rank(unsigned avail)
+{
+	int r = MAX_RANKS - 1;
+
+	while (r > 0 && !(avail & (1u << r)))
+		r--;
+	return r;
+}
+
+/* First open: learn the families, their chain and where each starts. */
+static void scan_families(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	int i, m;
+
+	n_families = 0;
+	bpf_object__for_each_program(prog, obj) {
+		struct family *f = add_family(bpf_program__name(prog));
+
+		if (f) {
+			find_family(bpf_program__name(prog), &m);
+			f->avail[methods[m].chain] |= 1u << methods[m].rank;
+		}
+	}
+	for (i = 0; i < n_families; i++) {
+		struct family *f = &families[i];
+
+		if (f->target)
+			f->chain = f->target->binary ? CH_UFUNC : CH_KFUNC;
+		else
+			for (f->chain = 0; f->chain < N_CHAINS - 1 &&
+			     !f->avail[f->chain]; f->chain++)
+				;
+		if (!f->avail[f->chain])
+			tk_fail("probe %s has no %s program", f->name,
+				f->chain == CH_UFUNC ? "uprobe" : "kernel function");
+		/* A forced start below every method the probe has: use its
+		 * last one, so every tool runs under every TRACEKIT_ATTACH. */
+		f->floor = forced_rank[f->chain];
+		if (f->floor > highest_rank(f->avail[f->chain]))
+			f->floor = highest_rank(f->avail[f->chain]);
+	}
+}
+
+static bool choose(void)
+{
+	int i;
+
+	for (i = 0; i < n_families; i++) {
+		struct family *f = &families[i];
+
+		for (f->chosen = f->floor; f->chosen < MAX_RANKS; f->chosen++)
+			if (f->avail[f->chain] & (1u << f->chosen))
+				break;
+		if (f->chosen == MAX_RANKS)
+			return false;
+	}
+	return true;
+}
+
+/* Autoload only the chosen method of each family, pointed at its target.
+ * On failure *failed is the program whose target the kernel lacks. */
+static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
+{
+	struct bpf_program *prog;
+	int m, err;
+
+	bpf_object__for_each_program(prog, obj) {
+		*failed = prog;
+		struct family *f = find_family(bpf_program__name(prog), &m);
+
+		if (!f)
+			continue;
+		if (methods[m].chain != f->chain || methods[m].rank != f->chosen) {
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
+		if (f->target && f->chain == CH_KFUNC && methods[m].rank == 0) {
+			err = bpf_program__set_attach_target(prog, 0, f->target->func);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static const struct method *prog_method(const struct bpf_program *prog,
+					struct family **fp)
+{
+	struct family *f;
+	int m;
+
+	f = find_family(bpf_program__name(prog), &m);
+	if (fp)
+		*fp = f;
+	return m >= 0 ? &methods[m] : NULL;
+}
+
+const char *tk_prog_method(const struct bpf_program *prog)
+{
+	const struct method *m = prog_method(prog, NULL);
+	const char *sec = bpf_program__section_name(prog);
+	static const struct { const char *prefix, *method; } by_section[] = {
+		{ "tracepoint/", "tp" }, { "tp/", "tp" },
+		{ "raw_tracepoint/", "raw_tp" }, { "raw_tp/", "raw_tp" },
+		{ "tp_btf/", "tp_btf" }, { "fentry/", "fentry" },
+		{ "fexit/", "fexit" }, { "kprobe/", "kprobe" },
+		{ "kretprobe/", "kretprobe" }, { "uprobe", "uprobe" },
+		{ "uretprobe", "uretprobe" },
+	};
+	size_t i;
+
+	if (m)
+		return m->name;
+	for (i = 0; i < sizeof(by_section) / sizeof(by_section[0]); i++)
+		if (!strncmp(sec, by_section[i].prefix, strlen(by_section[i].prefix)))
+			return by_section[i].method;
+	return sec;
+}
+
+/* What a probe attaches to, for messages: "sched/sched_switch",
+ * "vfs_read", "/usr/bin/bash:readline". */
+static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
+{
+	struct family *f;
+	const char *sec = bpf_program__section_name(prog), *slash;
+
+	prog_method(prog, &f);
+	if (f && f->target && f->target->binary)
+		snprintf(buf, size, "%s:%s", f->target->binary, f->target->func);
+	else if (f && f->target)
+		snprintf(buf, size, "%s", f->target->func);
+	else if ((slash = strchr(sec, '/')))
+		snprintf(buf, size, "%s", slash + 1);
+	else
+		snprintf(buf, size, "%s", sec);
+}
+
+static const char *probe_name(const struct bpf_program *prog)
+{
+	struct family *f;
+
+	prog_method(prog, &f);
+	return f ? f->name : bpf_program__name(prog);
+}
+
+static bool kprobes_available(void)
+{
+	if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0)
+		return true;
+	/* Before the kprobe PMU (4.17) libbpf uses tracefs' kprobe_events. */
+	return tk_ensure_tracefs() == 0 &&
+	       (access("/sys/kernel/tracing/kprobe_events", F_OK) == 0 ||
+		access("/sys/kernel/debug/tracing/kprobe_events", F_OK) == 0);
+}
+
+static void append(char *buf, size_t size, const char *sep, const char *s)
+{
+	size_t len = strlen(buf);
+
+	if (strstr(buf, s))
+		return;  /* said already */
+	snprintf(buf + len, size - len, "%s%s", len ? sep : "", s);
+}
+
+/* Record why method m failed for f (at load or attach) and what fixes it.
+ * Returns true when the cause is the kernel's, not this probe's, so the
+ * same method will fail for every other probe too. */
+static bool note_failure(struct family *f, const struct method *m,
+			 bool at_load, int err, const char *target)
+{
+	char why[200], fix[120] = "";
+	bool kernel_wide = false;
+
+	switch (m->chain) {
+	case CH_KFUNC:
+		if (m->rank == 0 && (err == -ESRCH || err == -ENOENT)) {
+			snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
+				 m->name, target);
+		} else if (m->rank == 0) {
+			snprintf(why, sizeof(why), "%s refused by this kernel (%s)",
+				 m->name, strerror(-err));
+			snprintf(fix, sizeof(fix), "CONFIG_FUNCTION_TRACER=y and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y for fentry");
+			kernel_wide = true;
+		} else if (!at_load && !kprobes_available()) {
+			snprintf(why, sizeof(why), "no kprobes in this kernel (CONFIG_KPROBES is not set)");
+			snprintf(fix, sizeof(fix), "CONFIG_KPROBES=y for kprobes");
+			kernel_wide = true;
+		} else if (!at_load && (err == -ENOENT || err == -EINVAL)) {
+			snprintf(why, sizeof(why), "%s: %s is not a traceable kernel function (see /proc/kallsyms, available_filter_functions)",
+				 m->name, target);
+		} else {
+			snprintf(why, sizeof(why), "%s: %s", m->name, strerror(-err));
+		}
+		break;
+	case CH_TP:
+		if (!at_load && err == -ENOENT)
+			snprintf(why, sizeof(why), "%s: no tracepoint %s in this kernel", m->name, target);
+		else
+			snprintf(why, sizeof(why), "%s %s by this kernel (%s)", m->name,
+				 at_load ? "refused" : "not attachable", strerror(-err));
+		kernel_wide = at_load && err != -ENOENT && err != -ESRCH;
+		break;
+	default:
+		snprintf(why, sizeof(why), "%s %s: %s", m->name, target, strerror(-err));
+		break;
+	}
+	append(f->why, sizeof(f->why), ", ", why);
+	if (*fix)
+		append(f->fix, sizeof(f->fix), ", or ", fix);
+	return kernel_wide;
+}
+
+static void fail_family(const struct family *f, const char *target)
+{
+	const char *what = f->chain == CH_KFUNC ? "kernel function " :
+			   f->chain == CH_UFUNC ? "user function " : "tracepoint ";
+
+	if (*f->fix)
+		tk_fail("cannot trace %s%s: %s; use a kernel with %s", what,
+			target, f->why, f->fix);
+	tk_fail("cannot trace %s%s: %s", what, target, f->why);
+}
+
+/* Move f (and, for a kernel-wide cause, every probe at the same method)
+ * to its next method; exits when f has none left. */
+static void demote(struct family *f, const struct method *m, bool at_load,
+		   int err, const char *target)
+{
+	bool kernel_wide = note_failure(f, m, at_load, err, target);
+	int i, chain = f->chain, rank = f->chosen;
+
+	if (at_load || !kernel_wide)
+		tk_info("probe %s: %s failed (%s); trying the next method",
+			f->name, m->name, strerror(-err));
+	for (i = 0; i < n_families; i++) {
+		struct family *g = &families[i];
+
+		if (g != f && !(kernel_wide && g->chain == chain && g->chosen == rank))
+			continue;
+		if (g != f)
+			note_failure(g, m, at_load, err, target);
+		g->floor = rank + 1;
+		while (g->floor < MAX_RANKS && !(g->avail[chain] & (1u << g->floor)))
+			g->floor++;
+	}
+	if (f->floor >= MAX_RANKS)
+		fail_family(f, target);
+}
+
+static void explain_load_failure(int err)
+{
+	if ((err == -EPERM || err == -EACCES) && geteuid() != 0)
+		tk_fail("cannot load BPF programs: %s; run as root (or with CAP_BPF and CAP_PERFMON)",
+			strerror(-err));
+	if (!tk_opts.btf_path && access("/sys/kernel/btf/vmlinux", R_OK))
+		tk_fail("kernel BTF is missing (/sys/kernel/btf/vmlinux): use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE");
+	tk_fail("cannot load BPF programs: %s%s", strerror(-err),
+		tk_opts.verbose ? "" : "; run with -v for the verifier's log");
+}
+
+static struct bpf_link *attach_prog(struct bpf_program *prog)
+{
+	struct family *f;
+	const struct method *m = prog_method(prog, &f);
+	const struct target *t = f ? f->target : NULL;
+
+	if (!t || !m || (m->rank == 0 && m->chain == CH_KFUNC))
+		return bpf_program__attach(prog);
+	if (m->chain == CH_KFUNC)
+		return bpf_program__attach_kprobe(prog, m->ret, t->func);
+	{
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->func,
+			    .retprobe = m->ret);
+
+		return bpf_program__attach_uprobe_opts(prog, t->pid, t->binary,
+						       0, &uo);
+	}
+}
+
+void tk_detach(void)
+{
+	while (n_links > 0)
+		bpf_link__destroy(links[--n_links]);
+}
+
+static bool is_tracepoint(const char *sec)
+{
+	return !strncmp(sec, "tracepoint/", 11) || !strncmp(sec, "tp/", 3);
+}
+
+/* Attach every loaded program. 0, or -errno with *failed set to the
+ * program that failed. */
+static int attach_all(struct bpf_object *obj, struct bpf_program **failed)
+{
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog);
+		struct bpf_link *link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (is_tracepoint(sec) && (err = tk_ensure_tracefs()))
+			tk_fail("tracefs is not mounted and mounting it failed (%s): mount -t tracefs nodev /sys/kernel/tracing",
+				strerror(-err));
+		if (n_links == MAX_LINKS)
+			tk_fail("too many probes (at most %d)", MAX_LINKS);
+		link = attach_prog(prog);
+		if (!link) {
+			*failed = prog;
+			return -errno;
+		}
+		links[n_links++] = link;
+	}
+	return 0;
+}
+
+static const char *attach_hint(const char *sec, int err)
+{
+	if (is_tracepoint(sec) && err == -ENOENT)
+		return "; this kernel lacks that tracepoint (CONFIG_FTRACE_SYSCALLS for syscalls/*)";
+	return "";
+}
+
+static void report_methods(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	struct tk_json j;
+	const char *transport = tk_events_transport_id();
+	char target[256];
+
+	if (!tk_opts.verbose && !tk_opts.dry_run)
+		return;
+	if (!bpf_object__find_map_by_name(obj, "tk_events"))
+		transport = NULL;
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		prog_target(prog, target, sizeof(target));
+		tk_info("probe %s: %s %s", probe_name(prog),
+			tk_prog_method(prog), target);
+		if (!tk_opts.dry_run)
+			continue;
+		if (!tk_opts.json) {
+			printf("probe %s %s %s\n", probe_name(prog),
+			       tk_prog_method(prog), target);
+			continue;
+		}
+		tk_json_begin(&j, stdout);
+		tk_json_str(&j, "type", "probe");
+		tk_json_str(&j, "probe", probe_name(prog));
+		tk_json_str(&j, "program", bpf_program__name(prog));
+		tk_json_str(&j, "method", tk_prog_method(prog));
+		tk_json_str(&j, "target", target);
+		tk_json_end(&j);
+	}
+	if (transport) {
+		tk_info("event transport: %s", tk_events_transport_name());
+		if (tk_opts.dry_run && tk_opts.json) {
+			tk_json_begin(&j, stdout);
+			tk_json_str(&j, "type", "transport");
+			tk_json_str(&j, "transport", transport);
+			tk_json_end(&j);
+		} else if (tk_opts.dry_run) {
+			printf("transport %s\n", transport);
+		}
+	}
+}
+
+static void parse_forced(void)
+{
+	const char *env = getenv("TRACEKIT_ATTACH");
+	char *copy, *tok, *save = NULL;
+	int m;
+
+	if (!env || !*env)
+		return;
+	copy = strdup(env);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (m = 0; m < N_METHODS; m++)
+			if (!strcmp(tok, methods[m].name))
+				break;
+		if (m == N_METHODS)
+			tk_fail("TRACEKIT_ATTACH=%s: unknown attach method '%s' (tp_btf, raw_tp, tp, fentry, kprobe)",
+				env, tok);
+		forced_rank[methods[m].chain] = methods[m].rank;
+	}
+	free(copy);
+}
+
+/* Common settings of every object: task filter, event transport. */
+static int prepare_common(struct bpf_object *obj)
+{
+	int err;
+
+	err = tk_set_rodata(obj, "tk_filter", &tk_opts.filter,
+			    sizeof(tk_opts.filter));
+	if (err && err != -ENOENT)
+		return err;
+	return tk_events_prepare(obj);
+}
+
+/* One attempt with the current choice: 0 with everything attached; else
+ * the failing probe is demoted (or the tool exits) and -errno returned. */
+static int try_load(void *skel, const struct tk_skel_ops *ops,
+		    tk_configure_fn configure, void *ctx)
+{
+	struct bpf_object *obj = ops->obj(skel);
+	struct bpf_program *prog = NULL;
+	const struct method *m;
+	struct family *f;
+	char target[256];
+	int err, i;
+
+	err = apply_choice(obj, &prog);
+	if (err) {  /* fentry: the function has no BTF (say, a typo) */
+		m = prog_method(prog, &f);
+		prog_target(prog, target, sizeof(target));
+		demote(f, m, true, err, target);
+		return err;
+	}
+	err = prepare_common(obj);
+	if (!err && configure)
+		err = configure(skel, ctx);
+	if (err)
+		tk_fail("cannot set up the BPF object: %s", strerror(-err));
+	failed_prog[0] = 0;
+	err = ops->load(skel);
+	if (err) {
+		if (failed_prog[0])
+			prog = bpf_object__find_program_by_name(obj, failed_prog);
+		m = prog ? prog_method(prog, &f) : NULL;
+		if (m && f) {
+			prog_target(prog, target, sizeof(target));
+			demote(f, m, true, err, target);
+			return err;
+		}
+		/* Not one probe's fault (say, BTF): every probe that has
+		 * another method tries it; if none has, explain. */
+		for (i = 0; i < n_families; i++) {
+			f = &families[i];
+			if (f->chosen + 1 < MAX_RANKS &&
+			    f->avail[f->chain] >> (f->chosen + 1)) {
+				f->floor = f->chosen + 1;
+				err = -EAGAIN;
+			}
+		}
+		if (err == -EAGAIN) {
+			tk_info("load failed; trying the next method of every probe");
+			return err;
+		}
+		explain_load_failure(err);
+	}
+	err = tk_events_after_load(obj);
+	if (err)
+		tk_fail("cannot set up the task filter: %s", strerror(-err));
+	err = attach_all(obj, &prog);
+	if (!err)
+		return 0;
+	tk_detach();
+	m = prog_method(prog, &f);
+	prog_target(prog, target, sizeof(target));
+	if (m && f) {
+		demote(f, m, false, err, target);
+		return err;
+	}
+	tk_fail("cannot attach %s: %s%s", bpf_program__section_name(prog),
+		strerror(-err), attach_hint(bpf_program__section_name(prog), err));
+}
+
+static void check_btf_file(void)
+{
+	struct btf *btf;
+
+	if (!tk_opts.btf_path)
+		return;
+	btf = btf__parse(tk_opts.btf_path, NULL);
+	if (!btf)
+		tk_fail("--btf %s: not a BTF file (%s); give raw BTF such as a copy of /sys/kernel/btf/vmlinux, or an ELF file with a .BTF section",
+			tk_opts.btf_path, strerror(errno));
+	if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0) {
+		btf__free(btf);
+		tk_fail("--btf %s: this BTF does not describe a kernel (no struct task_struct); give the BTF of the running kernel's vmlinux",
+			tk_opts.btf_path);
+	}
+	btf__free(btf);
+}
+
+void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
+	      void *ctx)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .btf_custom_path = tk_opts.btf_path);
+	int attempt;
+
+	check_btf_file();
+	parse_forced();
+	for (attempt = 0; attempt < MAX_FAMILIES * MAX_RANKS + 1; attempt++) {
+		void *skel = ops->open(&open_opts);
+
+		if (!skel)
+			tk_fail("cannot open BPF object: %s", strerror(errno));
+		if (attempt == 0)
+			scan_families(ops->obj(skel));
+		if (!choose())
+			break;
+		if (!try_load(skel, ops, configure, ctx)) {
+			report_methods(ops->obj(skel));
+			if (tk_opts.dry_run)
+				exit(0);
+			return skel;
+		}
+		ops->destroy(skel);
+	}
+	tk_fail("no attach method of this tool works on this kernel; run with -v for details");
+}
