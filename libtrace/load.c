@@ -574,6 +574,7 @@ static int try_load(void *skel, const struct tk_skel_ops *ops,
 	if (err)
 		tk_fail("cannot set up the BPF object: %s", strerror(-err));
 	failed_prog[0] = 0;
+	prog = NULL;
 	err = ops->load(skel);
 	if (err) {
 		if (failed_prog[0])
@@ -619,20 +620,25 @@ static int try_load(void *skel, const struct tk_skel_ops *ops,
 
 static void check_btf_file(void)
 {
+	const char *why = NULL;
 	struct btf *btf;
 
 	if (!tk_opts.btf_path)
 		return;
 	btf = btf__parse(tk_opts.btf_path, NULL);
 	if (!btf)
-		tk_fail("--btf %s: not a BTF file (%s); give raw BTF such as a copy of /sys/kernel/btf/vmlinux, or an ELF file with a .BTF section",
-			tk_opts.btf_path, strerror(errno));
-	if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0) {
-		btf__free(btf);
-		tk_fail("--btf %s: this BTF does not describe a kernel (no struct task_struct); give the BTF of the running kernel's vmlinux",
+		tk_fail("--btf %s: not a BTF file (neither raw BTF nor an ELF file with a .BTF section); give a copy of /sys/kernel/btf/vmlinux or a vmlinux with BTF",
 			tk_opts.btf_path);
-	}
+	/* A BPF object's BTF may describe task_struct too, but a kernel's
+	 * has tens of thousands of types. */
+	if (btf__type_cnt(btf) < 10000)
+		why = "too few types";
+	else if (btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) < 0)
+		why = "no struct task_struct";
 	btf__free(btf);
+	if (why)
+		tk_fail("--btf %s: this BTF does not describe a kernel (%s); give the BTF of the running kernel's vmlinux",
+			tk_opts.btf_path, why);
 }
 
 void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,

@@ -1,0 +1,146 @@
+"""What every tool gets from libtrace's loader: --dry-run, --btf for
+kernels without /sys/kernel/btf/vmlinux, forced attach methods, and
+one-line errors when none of them works."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BIN, json_lines, run, tool_path
+
+TP_TOOLS = ["execsnoop", "opensnoop", "runqlat", "syscount"]
+
+
+def dry_run(tool, *args, env=None):
+    r = run(tool, "--dry-run", "-j", *args, env=env)
+    assert r.returncode == 0, r.stderr
+    records = json_lines(r.stdout)
+    probes = [p for p in records if p["type"] == "probe"]
+    assert probes and all(set(p) == {"type", "probe", "program", "method", "target"}
+                          for p in probes)
+    return records
+
+
+@pytest.mark.parametrize("tool", TP_TOOLS)
+def test_dry_run_text_matches_json(tool):
+    records = dry_run(tool)
+    text = run(tool, "--dry-run")
+    assert text.returncode == 0 and text.stderr == ""
+    want = [f"probe {r['probe']} {r['method']} {r['target']}" if r["type"] == "probe"
+            else f"transport {r['transport']}" for r in records]
+    assert text.stdout.splitlines() == want
+
+
+def test_verbose_names_each_probe_and_its_method():
+    r = run("runqlat", "-v", "--dry-run", env={"TRACEKIT_ATTACH": "raw_tp"})
+    assert r.returncode == 0
+    assert [l for l in r.stderr.splitlines() if l.startswith("runqlat: probe ")] == [
+        f"runqlat: probe {p}: raw_tp {p}"
+        for p in ("sched_wakeup", "sched_wakeup_new", "sched_switch")]
+
+
+@pytest.mark.parametrize("method", ["tp_btf", "raw_tp", "tp"])
+@pytest.mark.parametrize("tool, last", [("syscount", "tp"), ("runqlat", "raw_tp")])
+def test_forced_method_starts_the_chain_there(tool, last, method):
+    """Probes written for several methods use the forced one; a probe that
+    lacks it uses its last method (runqlat has no classic tracepoints)."""
+    want = method if method != "tp" else last
+    probes = [p for p in dry_run(tool, env={"TRACEKIT_ATTACH": method})
+              if p["type"] == "probe"]
+    assert {p["method"] for p in probes} == {want}
+    assert all(p["program"] == f"{p['probe']}_{want}" for p in probes)
+
+
+def test_transport_is_reported_and_forcible():
+    for env, want in (({}, "ringbuf"), ({"TRACEKIT_TRANSPORT": "perf"}, "perf")):
+        records = dry_run("execsnoop", env=env)
+        assert records[-1] == {"type": "transport", "transport": want}
+    assert not any(r["type"] == "transport" for r in dry_run("runqlat"))
+
+
+@pytest.mark.parametrize("value, words", [
+    ("fentri", "unknown attach method 'fentri'"),
+    ("raw_tp,bogus", "unknown attach method 'bogus'"),
+])
+def test_bad_forced_method_is_one_line(value, words):
+    r = run("runqlat", "--dry-run", env={"TRACEKIT_ATTACH": value})
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and words in r.stderr
+    assert r.stderr.startswith("runqlat: TRACEKIT_ATTACH=")
+
+
+@pytest.fixture(scope="module")
+def kernel_btf(tmp_path_factory):
+    path = tmp_path_factory.mktemp("btf") / "vmlinux.btf"
+    shutil.copyfile("/sys/kernel/btf/vmlinux", path)
+    return path
+
+
+def test_btf_file_works_like_the_kernels(kernel_btf):
+    assert dry_run("runqlat", "--btf", kernel_btf) == dry_run("runqlat")
+
+
+@pytest.mark.parametrize("content, rc, words", [
+    (None, 2, "invalid --btf value '{path}': no such file"),
+    (b"not btf at all\n", 1, "--btf {path}: not a BTF file"),
+    ("object", 1, "--btf {path}: this BTF does not describe a kernel (too few types)"),
+])
+def test_bad_btf_file_is_one_line(tmp_path, content, rc, words):
+    path = tmp_path / "bad.btf"
+    if content == "object":  # a BPF object's own BTF: real BTF, not a kernel's
+        path = BIN.parent / "obj" / "bpf" / "runqlat.bpf.o"
+    elif content is not None:
+        path.write_bytes(content)
+    r = run("runqlat", "--btf", path, "--dry-run")
+    assert (r.returncode, r.stdout) == (rc, "")
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert words.format(path=path) in r.stderr
+
+
+def without_kernel_btf(argv):
+    """argv in a mount namespace where /sys/kernel/btf is an empty tmpfs: a
+    kernel without CONFIG_DEBUG_INFO_BTF, as far as the tool can tell."""
+    script = 'mount -t tmpfs none /sys/kernel/btf && exec "$@"'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *argv]
+
+
+def test_missing_kernel_btf_says_use_btf_file():
+    r = subprocess.run(without_kernel_btf([tool_path("runqlat"), "--dry-run"]),
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("runqlat: kernel BTF is missing (/sys/kernel/btf/vmlinux): use a "
+                        "kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE\n")
+
+
+@pytest.mark.parametrize("tool", TP_TOOLS)
+def test_btf_file_stands_in_for_missing_kernel_btf(tool, kernel_btf):
+    """tp_btf needs the kernel's own BTF; with --btf the tools fall back to
+    raw tracepoints and classic ones."""
+    r = subprocess.run(without_kernel_btf([tool_path(tool), "--btf", str(kernel_btf),
+                                           "--dry-run", "-j"]),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    methods = {p["method"] for p in json_lines(r.stdout) if p["type"] == "probe"}
+    assert methods and methods <= {"raw_tp", "tp"}
+
+
+def test_execsnoop_traces_with_btf_file_and_no_kernel_btf(kernel_btf, tmp_path):
+    """A real run, not just an attach: the exec the test makes is reported."""
+    ready_r, ready_w = os.pipe()
+    proc = subprocess.Popen(
+        without_kernel_btf([tool_path("execsnoop"), "--btf", str(kernel_btf), "-j"]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(ready_w,),
+        env=dict(os.environ, TRACEKIT_READY_FD=str(ready_w)))
+    os.close(ready_w)
+    try:
+        assert os.read(ready_r, 16) == b"ready\n", proc.stderr.read()
+        subprocess.run(["/bin/true", "btf-file-marker"], check=True)
+    finally:
+        os.close(ready_r)
+        proc.send_signal(2)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    execs = [r for r in json_lines(out.decode())
+             if r.get("argv") == ["/bin/true", "btf-file-marker"]]
+    assert len(execs) == 1, out
