@@ -37,7 +37,7 @@ static struct argp_option common_options[] = {
 	{ "json", K_JSON, 0, 0, "NDJSON output: one object per line", 1 },
 	{ "duration", K_DURATION, "SEC", 0, "Stop after SEC seconds", 1 },
 	{ "verbose", K_VERBOSE, 0, 0,
-	  "libbpf messages and the attach methods chosen", 1 },
+	  "The attach methods chosen, fallbacks, libbpf warnings and the verifier's log; twice (-vv): libbpf's debug messages too", 1 },
 	{ "dry-run", K_DRY_RUN, 0, 0,
 	  "Load and attach, print each probe's attach method, and exit", 1 },
 	{ "btf", K_BTF, "FILE",  0,
@@ -141,7 +141,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		tk_opts.duration = tk_arg_double("--duration", arg, 0.001, 1e9);
 		break;
 	case K_VERBOSE:
-		tk_opts.verbose = true;
+		tk_opts.verbose++;
 		break;
 	case K_DRY_RUN:
 		tk_opts.dry_run = true;

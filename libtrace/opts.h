@@ -14,7 +14,7 @@ struct tk_opts {
 	bool time;                 /* -T: wall-clock time column */
 	bool json;                 /* -j */
 	double duration;           /* -d SEC; 0: until interrupted */
-	bool verbose;              /* -v */
+	int verbose;               /* -v: 1, -vv: 2 (libbpf debug too) */
 	bool dry_run;              /* --dry-run: attach, print methods, exit */
 	const char *btf_path;      /* --btf */
 	unsigned long buffer_kb;   /* --buffer-kb; 0: the tool's default */

@@ -50,8 +50,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 		va_end(copy);
 		tk_bpf_note_libbpf_warning(msg);
 	}
-	if (!tk_opts.verbose)
-		return 0;  /* warnings too: tools explain failures themselves */
+	/* Tools explain failures themselves: libbpf speaks only with -v, and
+	 * its debug chatter (every relocation) only with -vv. */
+	if (!tk_opts.verbose || (level == LIBBPF_DEBUG && tk_opts.verbose < 2))
+		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
 
