@@ -14,6 +14,7 @@
 #include "json.h"
 #include "opts.h"
 #include "setup.h"
+#include "tk_features.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524  /* the kernel's internal "not supported" */
@@ -50,7 +51,7 @@ struct family {
 	int floor;                 /* the best rank still allowed */
 	int chosen;                /* rank of this attempt */
 	const struct target *target;
-	char why[320];             /* what each method tried ran into */
+	char why[480];             /* what each method tried ran into */
 	char fix[160];             /* what would make one of them work */
 };
 
@@ -313,44 +314,64 @@ static void append(char *buf, size_t size, const char *sep, const char *s)
 /* Record why method m failed for f (at load or attach) and what fixes it.
  * Returns true when the cause is the kernel's, not this probe's, so the
  * same method will fail for every other probe too. */
+/* What would let fentry work, from the kernel's configuration when it
+ * says; NULL when the configuration has what fentry needs (then
+ * something else, a security module or the hypervisor, blocks it). */
+static const char *fentry_fix(void)
+{
+	if (tk_kconfig("CONFIG_FUNCTION_TRACER") == 'y' &&
+	    tk_kconfig("CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS") == 'y')
+		return NULL;
+	return "CONFIG_FUNCTION_TRACER=y and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y for fentry";
+}
+
+/* Record why method m failed for f (at load or attach) and what fixes it.
+ * Returns true when the cause is the kernel's, not this probe's, so the
+ * same method will fail for every other probe too. EACCES at load is the
+ * verifier rejecting this program: a fault of the program on this kernel,
+ * which the next method may not share. */
 static bool note_failure(struct family *f, const struct method *m,
 			 bool at_load, int err, const char *target)
 {
-	char why[200], fix[120] = "";
-	bool kernel_wide = false;
+	char why[300], fix[120] = "";
+	bool kernel_wide = false, verifier = at_load && err == -EACCES;
 
-	switch (m->chain) {
-	case CH_KFUNC:
-		if (m->rank == 0 && (err == -ESRCH || err == -ENOENT)) {
-			snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
-				 m->name, target);
-		} else if (m->rank == 0) {
-			snprintf(why, sizeof(why), "%s refused by this kernel (%s)",
-				 m->name, strerror(-err));
-			snprintf(fix, sizeof(fix), "CONFIG_FUNCTION_TRACER=y and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y for fentry");
-			kernel_wide = true;
-		} else if (!at_load && !kprobes_available()) {
-			snprintf(why, sizeof(why), "no kprobes in this kernel (CONFIG_KPROBES is not set)");
-			snprintf(fix, sizeof(fix), "CONFIG_KPROBES=y for kprobes");
-			kernel_wide = true;
-		} else if (!at_load && (err == -ENOENT || err == -EINVAL)) {
-			snprintf(why, sizeof(why), "%s: %s is not a traceable kernel function (see /proc/kallsyms, available_filter_functions)",
-				 m->name, target);
-		} else {
-			snprintf(why, sizeof(why), "%s: %s", m->name, strerror(-err));
-		}
-		break;
-	case CH_TP:
-		if (!at_load && err == -ENOENT)
-			snprintf(why, sizeof(why), "%s: no tracepoint %s in this kernel", m->name, target);
-		else
-			snprintf(why, sizeof(why), "%s %s by this kernel (%s)", m->name,
-				 at_load ? "refused" : "not attachable", strerror(-err));
-		kernel_wide = at_load && err != -ENOENT && err != -ESRCH;
-		break;
-	default:
-		snprintf(why, sizeof(why), "%s %s: %s", m->name, target, strerror(-err));
-		break;
+	if (verifier) {
+		snprintf(why, sizeof(why), "%s rejected by the verifier (run with -v for its log)",
+			 m->name);
+	} else if (m->chain == CH_KFUNC && m->rank == 0 &&
+		   (err == -ESRCH || err == -ENOENT)) {
+		snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
+			 m->name, target);
+	} else if (m->chain == CH_KFUNC && m->rank == 0) {
+		const char *f_fix = fentry_fix();
+
+		snprintf(why, sizeof(why), "%s refused by this kernel (%s)%s",
+			 m->name, strerror(-err),
+			 f_fix ? "" : " although it has CONFIG_FUNCTION_TRACER and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS");
+		if (f_fix)
+			snprintf(fix, sizeof(fix), "%s", f_fix);
+		kernel_wide = true;
+	} else if (m->chain == CH_KFUNC && !at_load && !kprobes_available()) {
+		snprintf(why, sizeof(why), "no kprobes in this kernel (%s)",
+			 tk_kconfig("CONFIG_KPROBES") == 'n' ? "CONFIG_KPROBES is not set"
+				: "no kprobe PMU and no kprobe_events in tracefs");
+		snprintf(fix, sizeof(fix), "CONFIG_KPROBES=y for kprobes");
+		kernel_wide = true;
+	} else if (m->chain == CH_KFUNC && !at_load &&
+		   (err == -ENOENT || err == -EINVAL)) {
+		snprintf(why, sizeof(why), "%s: %s is not a traceable kernel function (see /proc/kallsyms, available_filter_functions)",
+			 m->name, target);
+	} else if (m->chain == CH_TP && !at_load && err == -ENOENT) {
+		snprintf(why, sizeof(why), "%s: no tracepoint %s in this kernel",
+			 m->name, target);
+	} else if (m->chain == CH_TP) {
+		snprintf(why, sizeof(why), "%s %s by this kernel (%s)", m->name,
+			 at_load ? "refused" : "not attachable", strerror(-err));
+		kernel_wide = at_load && err != -ESRCH;
+	} else {
+		snprintf(why, sizeof(why), "%s %s: %s", m->name, target,
+			 strerror(-err));
 	}
 	append(f->why, sizeof(f->why), ", ", why);
 	if (*fix)
