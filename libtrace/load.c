@@ -343,6 +343,11 @@ static bool note_failure(struct family *f, const struct method *m,
 		   (err == -ESRCH || err == -ENOENT)) {
 		snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
 			 m->name, target);
+	} else if (m->chain == CH_KFUNC && m->rank == 0 && !at_load) {
+		/* Loaded, so trampolines work: this function cannot take
+		 * one (notrace, EBUSY for one ftrace already owns, ...). */
+		snprintf(why, sizeof(why), "%s: %s cannot be attached (%s)",
+			 m->name, target, strerror(-err));
 	} else if (m->chain == CH_KFUNC && m->rank == 0) {
 		const char *f_fix = fentry_fix();
 

@@ -280,7 +280,9 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 	common_argp.options = common_options;
 	common_argp.parser = parse_common;
 	children[0].argp = &common_argp;
-	if (tool->periodic)
+	if (tool->args_doc)
+		argp.args_doc = tool->args_doc;
+	else if (tool->periodic)
 		argp.args_doc = "[interval [count]]";
 
 	precheck(tool->options, argc, argv);

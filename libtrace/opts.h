@@ -34,6 +34,9 @@ struct tk_tool {
 				    * common options, which keep their long
 				    * names (syscount's -T is --top) */
 	bool periodic;             /* accepts [interval [count]] */
+	const char *args_doc;      /* the arguments in --help's usage line;
+				    * default "[interval [count]]" when
+				    * periodic */
 };
 
 /* Parse argv; exit 2 with one line on any usage error, 0 after --help. */

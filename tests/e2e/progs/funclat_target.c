@@ -1,0 +1,70 @@
+/* A workload for funclatency's tests: on each command line from stdin
+ * it makes an exact number of calls, then answers "done" on stdout.
+ *
+ *   work N MS     call work() N times; each call sleeps MS milliseconds
+ *   getpid N      call libc's getpid() N times (a syscall each time)
+ *   fsync N       make the fsync syscall N times, on stdin (a pipe: it
+ *                 fails with EINVAL, past the syscall's entry point, which
+ *                 the kernel function tests trace)
+ *   recurse D     call recurse(D), which calls itself D times: D+1 calls,
+ *                 each inside the one before
+ *
+ * It says "ready" first. It runs SCHED_FIFO (when allowed), so that a
+ * sleep ends on time on a busy machine: no normal task delays its
+ * wakeup. Built PIE or not (-no-pie) by the tests. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void work(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (ms)
+		nanosleep(&ts, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) int recurse(int depth)
+{
+	int r = depth > 0 ? recurse(depth - 1) + 1 : 0;
+
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+int main(void)
+{
+	struct sched_param fifo = { .sched_priority = 1 };
+	char line[128], cmd[32];
+	long n, arg, i;
+
+	sched_setscheduler(0, SCHED_FIFO, &fifo);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready\n");
+	while (fgets(line, sizeof(line), stdin)) {
+		arg = 0;
+		if (sscanf(line, "%31s %ld %ld", cmd, &n, &arg) < 2)
+			return 2;
+		if (!strcmp(cmd, "work"))
+			for (i = 0; i < n; i++)
+				work(arg);
+		else if (!strcmp(cmd, "getpid"))
+			for (i = 0; i < n; i++)
+				getpid();
+		else if (!strcmp(cmd, "fsync"))
+			for (i = 0; i < n; i++)
+				syscall(SYS_fsync, 0);
+		else if (!strcmp(cmd, "recurse"))
+			recurse((int)n);
+		else
+			return 2;
+		printf("done\n");
+	}
+	return 0;
+}

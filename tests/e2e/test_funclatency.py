@@ -1,0 +1,361 @@
+"""funclatency end to end: a workload program the test builds (PIE and
+not) makes an exact number of calls of a user function, of a libc
+function or of a syscall, when the test asks; funclatency must count
+exactly those calls, in the right log2 bucket for a call of known length.
+
+Kernel functions need fentry/fexit or kprobes: those tests skip, naming
+why, on a kernel without them (make check-vm runs them elsewhere)."""
+import os
+import platform
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT, Tool, json_lines, kernel_has, loss_record, require, run
+
+PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
+# A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
+# (16.8..33.5 ms), each with 14 ms or more to spare for a late wakeup.
+SLEEP_MS = 17
+
+# A kernel function reached exactly once per fsync(2): the syscall's entry
+# point, called through the syscall table (never inlined), and in the BTF
+# of 5.10, 6.1 and 6.18 (unlike getppid's: a syscall without arguments
+# has its entry point as an alias of __do_sys_getppid, BTF's name for it).
+KERNEL_FN = {"x86_64": "__x64_sys_fsync",
+             "aarch64": "__arm64_sys_fsync"}.get(platform.machine())
+
+HIST_KEYS = {"type", "time", "function", "binary", "unit", "scale", "buckets",
+             "total", "p50", "p90", "p99", "sum_ns", "avg_ns"}
+ET_EXEC, ET_DYN = 2, 3
+
+
+@pytest.fixture(scope="module")
+def progs(tmp_path_factory):
+    """The workload, built as a PIE and as a fixed-address executable."""
+    d = tmp_path_factory.mktemp("funclat")
+    out = {"pie": d / "fl-target-pie", "nopie": d / "fl-target-nopie"}
+    flags = {"pie": ["-fPIE", "-pie"], "nopie": ["-fno-pie", "-no-pie"]}
+    for kind, path in out.items():
+        subprocess.run(["cc", "-O0", *flags[kind], "-o", str(path), str(PROG_SRC)],
+                       check=True)
+        with open(path, "rb") as f:
+            e_type = int.from_bytes(f.read(18)[16:18], "little")
+        assert e_type == (ET_DYN if kind == "pie" else ET_EXEC), (kind, e_type)
+    return out
+
+
+class Target:
+    """The workload: send("work 3 20") returns once its calls are made."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        assert self.proc.stdout.readline() == "ready\n"
+
+    def send(self, cmd):
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline() == "done\n", cmd
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def trace(args, path, cmds, env=None):
+    """Run funclatency while a fresh workload runs cmds; args may name
+    the workload's pid as "PID". Returns (stdout, stderr, pid)."""
+    with Target(path) as t:
+        args = [str(t.pid) if a == "PID" else a for a in args]
+        with Tool("funclatency", *args, env=env) as tool:
+            for c in cmds:
+                t.send(c)
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    return out, err, t.pid
+
+
+def histograms(out, map_full=0):
+    records = json_lines(out)
+    loss = loss_record(records)
+    assert loss == {"type": "loss", "events_lost": 0,
+                    "map_inserts_failed": map_full}, loss
+    hists = records[:-1]
+    for h in hists:
+        assert h["type"] == "histogram" and h["scale"] == "log2", h
+        assert h["total"] == sum(b["count"] for b in h["buckets"])
+        for b in h["buckets"]:
+            assert b["count"] > 0 and b["high"] == (1 if b["low"] == 0 else 2 * b["low"] - 1)
+    return hists
+
+
+def mapped_libc(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if re.search(r"/libc(\.so\.|-)", path):
+                return os.path.realpath(path)
+    pytest.fail(f"process {pid} maps no libc")
+
+
+def text_hist(unit, counts):
+    """bcc's star histogram of log2 buckets 0..len(counts)-1."""
+    top = max(counts)
+    lines = [f"     {unit:<19} : count    distribution"]
+    for i, c in enumerate(counts):
+        low, high = (0 if i == 0 else 1 << i), (1 << (i + 1)) - 1
+        stars = "*" * (c * 40 // top)
+        lines.append(f"{low:>10} -> {high:<10} : {c:<8} |{stars:<40}|")
+    return "\n".join(lines) + "\n"
+
+
+# ---- user functions (uprobes) ----
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+def test_counts_every_call_of_a_user_function(progs, kind):
+    path = progs[kind]
+    out, err, pid = trace(["-j", "-p", "PID", f"{path}:work"], path, ["work 25 0"])
+    (h,) = histograms(out)
+    assert set(h) == HIST_KEYS
+    assert (h["function"], h["binary"], h["unit"]) == ("work", str(path), "nsecs")
+    assert h["total"] == 25
+    assert h["sum_ns"] > 0 and h["avg_ns"] == pytest.approx(h["sum_ns"] / 25)
+    assert err == ""
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.parametrize("flags, unit, low", [
+    ([], "nsecs", 1 << 24), (["-u"], "usecs", 1 << 14), (["-m"], "msecs", 16)])
+def test_sleeping_call_lands_in_its_bucket(progs, kind, flags, unit, low):
+    path = progs[kind]
+    out, _, _ = trace(["-j", *flags, "-p", "PID", f"{path}:work"], path,
+                      [f"work 3 {SLEEP_MS}"])
+    (h,) = histograms(out)
+    assert h["unit"] == unit
+    assert h["buckets"] == [{"low": low, "high": 2 * low - 1, "count": 3}]
+    assert 3 * SLEEP_MS * 1e6 <= h["sum_ns"] < 3 * 32e6
+
+
+def test_text_is_bccs_histogram_and_summary(progs):
+    path = progs["pie"]
+    out, _, _ = trace(["-m", "-p", "PID", f"{path}:work"], path, [f"work 3 {SLEEP_MS}"])
+    hist = text_hist("msecs", [0, 0, 0, 0, 3])
+    m = re.fullmatch(r"\n" + re.escape(hist) +
+                     r"\navg = (\d+) msecs, total: (\d+) msecs, count: 3\n\n", out)
+    assert m, out
+    avg, total = int(m.group(1)), int(m.group(2))
+    assert 3 * SLEEP_MS <= total < 3 * 32 and avg == total // 3
+
+
+def test_text_without_calls_is_an_empty_histogram(progs):
+    path = progs["pie"]
+    out, _, _ = trace(["-p", "PID", f"{path}:work"], path, [])
+    assert out == "\n"
+
+
+def test_without_pid_probes_every_process(progs):
+    path = progs["nopie"]
+    out, _, _ = trace(["-j", f"{path}:work"], path, ["work 5 0", "work 2 0"])
+    (h,) = histograms(out)
+    assert h["total"] == 7
+
+
+def test_pid_probes_that_process_only(progs):
+    path = progs["pie"]
+    with Target(path) as a, Target(path) as b:
+        with Tool("funclatency", "-j", "-p", a.pid, f"{path}:work") as tool:
+            b.send("work 6 0")
+            a.send("work 4 0")
+            b.send("work 6 0")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    (h,) = histograms(out)
+    assert h["total"] == 4
+
+
+def test_library_function_with_pid(progs):
+    """c:getpid: glibc's getpid() is a syscall wrapper, called N times;
+    with -p the library is the one the process maps."""
+    path = progs["nopie"]
+    with Target(path) as t:
+        with Tool("funclatency", "-j", "-p", t.pid, "c:getpid") as tool:
+            t.send("getpid 9")
+            out, err, rc = tool.stop()
+        libc = mapped_libc(t.pid)
+    assert rc == 0, err
+    (h,) = histograms(out)
+    assert (h["function"], h["binary"], h["total"]) == ("getpid", libc, 9)
+
+
+def test_recursion_times_every_nested_call(progs):
+    """recurse 5: 6 calls, each inside the last; recurse 20: 21 calls, of
+    which the 16 outermost are timed and 5 counted as not recorded."""
+    path = progs["pie"]
+    out, _, _ = trace(["-j", "-p", "PID", f"{path}:recurse"], path, ["recurse 5"])
+    (h,) = histograms(out)
+    assert h["total"] == 6
+    out, _, _ = trace(["-j", "-p", "PID", f"{path}:recurse"], path, ["recurse 20"])
+    (h,) = histograms(out, map_full=5)
+    assert h["total"] == 16
+
+
+def test_relative_path_and_program_in_path(progs, monkeypatch):
+    path = progs["pie"]
+    monkeypatch.chdir(path.parent)
+    out, _, _ = trace(["-j", "-p", "PID", f"./{path.name}:work"], path, ["work 2 0"])
+    (h,) = histograms(out)
+    assert (h["binary"], h["total"]) == (str(path), 2)
+    monkeypatch.setenv("PATH", f"{path.parent}:{os.environ['PATH']}")
+    out, _, _ = trace(["-j", "-p", "PID", f"{path.name}:work"], path, ["work 3 0"])
+    (h,) = histograms(out)
+    assert (h["binary"], h["total"]) == (str(path), 3)
+
+
+def test_interval_count_clears_and_exits(progs):
+    path = progs["pie"]
+    with Target(path) as t:
+        with Tool("funclatency", "-j", "-p", t.pid, f"{path}:work", "1", "2") as tool:
+            t.send("work 3 0")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    assert [h["total"] for h in histograms(out)] == [3, 0]
+
+
+def test_dry_run_and_verbose_show_uprobes(progs):
+    path = progs["pie"]
+    with Target(path) as t:
+        res = run("funclatency", "--dry-run", "-p", t.pid, f"{path}:work")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (f"probe entry uprobe {path}:work\n"
+                          f"probe exit uretprobe {path}:work\n")
+    _, err, _ = trace(["-v", "-p", "PID", f"{path}:work"], path, [])
+    assert f"funclatency: probe entry: uprobe {path}:work\n" in err
+    assert f"funclatency: probe exit: uretprobe {path}:work\n" in err
+
+
+# ---- errors ----
+
+@pytest.mark.parametrize("spec, why", [
+    ("PROG:no_such_fn", "no function no_such_fn in PROG (.dynsym and .symtab)"),
+    ("PROG:getpid", "getpid is not defined in PROG, which imports it from a "
+                    "shared library; give LIB:getpid (c:getpid for libc)"),
+    ("/nonexistent/prog:work", "/nonexistent/prog: No such file or directory"),
+    ("/etc/passwd:work", "/etc/passwd is not an ELF file"),
+    ("tk-no-such-lib:f", "no library libtk-no-such-lib.so in the ld.so cache or the "
+                         "library directories, and no program tk-no-such-lib in PATH"),
+    ("c:tk_no_such_fn", "no function tk_no_such_fn in LIBC"),
+    ("tk_no_such_kernel_fn", "no kernel function tk_no_such_kernel_fn in /proc/kallsyms"),
+    ("PROG:", "expected FUNC (a kernel function), LIB:FUNC or PATH:FUNC"),
+    ("vfs_*", "'vfs_*' is not a kernel function name (letters, digits, '_' and '.'; "
+              "no wildcards)"),
+])
+def test_func_that_names_nothing_is_a_usage_error(progs, spec, why):
+    prog = str(progs["pie"])
+    libc = mapped_libc(os.getpid())
+    spec = spec.replace("PROG", prog)
+    res = run("funclatency", spec)
+    assert res.returncode == 2, res.stderr
+    assert res.stdout == ""
+    why = why.replace("PROG", prog).replace("LIBC", libc)
+    assert re.fullmatch(re.escape(f"funclatency: invalid FUNC '{spec}': {why}") +
+                        r"( \([^)]*\))?; see 'funclatency --help'\n", res.stderr), res.stderr
+
+
+def pid_max():
+    with open("/proc/sys/kernel/pid_max") as f:
+        return int(f.read())
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "missing FUNC: a kernel function (vfs_read), LIB:FUNC (c:malloc) or PATH:FUNC"),
+    (["-u", "-m", "vfs_read"],
+     "options -u/--microseconds and -m/--milliseconds cannot be combined"),
+    (["c:getpid", "0"], "invalid interval value '0': expected an integer from 1 to 2147483647"),
+    (["c:getpid", "1", "2", "3"], "unexpected argument '3' after [interval [count]]"),
+    (["-i", "0", "c:getpid"], "invalid --interval value '0': expected an integer from 1 to 86400"),
+    (["--uid"], "option '--uid' needs a value"),
+    (["-p", "PIDMAX", "c:getpid"], "invalid --pid value 'PIDMAX': no such process"),
+])
+def test_usage_errors(args, message):
+    args = [str(pid_max()) if a == "PIDMAX" else a for a in args]
+    message = message.replace("PIDMAX", str(pid_max()))
+    res = run("funclatency", *args)
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr == f"funclatency: {message}; see 'funclatency --help'\n"
+
+
+def test_micro_is_u_and_uid_is_long_only(progs):
+    path = progs["pie"]
+    out, _, _ = trace(["-j", "-u", "--uid", "0", "-p", "PID", f"{path}:work"], path,
+                      ["work 2 0"])
+    (h,) = histograms(out)
+    assert (h["unit"], h["total"]) == ("usecs", 2)
+
+
+# ---- kernel functions ----
+
+def kernel_fn():
+    if not KERNEL_FN:
+        pytest.skip(f"no fsync entry point known for {platform.machine()}")
+    with open("/proc/kallsyms") as f:
+        if not any(line.split()[2:3] == [KERNEL_FN] for line in f):
+            pytest.fail(f"{KERNEL_FN} is not in /proc/kallsyms")
+    return KERNEL_FN
+
+
+def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
+    if kernel_has("fentry") or kernel_has("kprobe"):
+        pytest.skip("this kernel has fentry or kprobes: nothing to refuse")
+    res = run("funclatency", "vfs_read")
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr.startswith("funclatency: cannot trace kernel function vfs_read: ")
+    assert res.stderr.count("\n") == 1 and res.stderr.endswith("\n")
+    assert "fentry" in res.stderr and "kprobes" in res.stderr
+
+
+RETURN_OF = {"fentry": "fexit", "kprobe": "kretprobe"}
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_kernel_function_counts_every_call(progs, method):
+    require(method)
+    fn = kernel_fn()
+    path = progs["pie"]
+    out, err, _ = trace(["-j", "-v", "-p", "PID", fn], path, ["fsync 11"],
+                        env={"TRACEKIT_ATTACH": method})
+    (h,) = histograms(out)
+    assert set(h) == HIST_KEYS - {"binary"}
+    assert (h["function"], h["unit"], h["total"]) == (fn, "nsecs", 11)
+    probes = [l for l in err.splitlines() if l.startswith("funclatency: probe ")]
+    assert probes == [f"funclatency: probe entry: {method} {fn}",
+                      f"funclatency: probe exit: {RETURN_OF[method]} {fn}"]
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_kernel_function_dry_run_shows_method(method):
+    require(method)
+    fn = kernel_fn()
+    res = run("funclatency", "--dry-run", fn, env={"TRACEKIT_ATTACH": method})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (f"probe entry {method} {fn}\n"
+                          f"probe exit {RETURN_OF[method]} {fn}\n")
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_kernel_function_text_and_units(progs, method):
+    require(method)
+    fn = kernel_fn()
+    path = progs["pie"]
+    out, _, _ = trace(["-u", "-p", "PID", fn], path, ["fsync 4"],
+                      env={"TRACEKIT_ATTACH": method})
+    m = re.fullmatch(r"\n     usecs               : count    distribution\n"
+                     r"(?:.*\n)+\navg = \d+ usecs, total: \d+ usecs, count: 4\n\n", out)
+    assert m, out
