@@ -353,7 +353,7 @@ static bool note_failure(struct family *f, const struct method *m,
 
 		snprintf(why, sizeof(why), "%s refused by this kernel (%s)%s",
 			 m->name, strerror(-err),
-			 f_fix ? "" : " although it has CONFIG_FUNCTION_TRACER and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS");
+			 f_fix ? "" : " although it has CONFIG_FUNCTION_TRACER and CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS: a security module or the hypervisor forbids BPF trampolines");
 		if (f_fix)
 			snprintf(fix, sizeof(fix), "%s", f_fix);
 		kernel_wide = true;
@@ -378,7 +378,7 @@ static bool note_failure(struct family *f, const struct method *m,
 		snprintf(why, sizeof(why), "%s %s: %s", m->name, target,
 			 strerror(-err));
 	}
-	append(f->why, sizeof(f->why), ", ", why);
+	append(f->why, sizeof(f->why), "; ", why);
 	if (*fix)
 		append(f->fix, sizeof(f->fix), ", or ", fix);
 	return kernel_wide;
@@ -500,13 +500,15 @@ static const char *attach_hint(const char *sec, int err)
 static void report_methods(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
+	struct bpf_map *ev;
 	struct tk_json j;
 	const char *transport = tk_events_transport_id();
 	char target[256];
 
 	if (!tk_opts.verbose && !tk_opts.dry_run)
 		return;
-	if (!bpf_object__find_map_by_name(obj, "tk_events"))
+	ev = bpf_object__find_map_by_name(obj, "tk_events");
+	if (!ev || !bpf_map__autocreate(ev))  /* none, or off in this mode */
 		transport = NULL;
 	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
