@@ -1,6 +1,11 @@
 # tracekit: libbpf CO-RE tracing tools.
 #   make            build every tool into build/bin/
 #   make check      unit tests (cmocka) and end-to-end tests (pytest, as root)
+#   make check-vm   the end-to-end tests under Debian's kernels 5.10, 6.1 and
+#                   6.12 in QEMU (TCG; tests/vm/): one line per kernel.
+#                   Kernels are fetched once into $(BUILD)/vm/kernels/.
+#                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
+#                   passes pytest arguments (tests/vm/check-vm.py: more)
 #   make deps       install the Debian packages that build and tests need
 #   make fuzz       fuzz the JSON string escaper (libFuzzer, ASan+UBSan)
 
@@ -18,7 +23,7 @@ PYTHON ?= /usr/bin/python3
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Ilibtrace -Ibpf -I$(OBJ)
+	-iquote libtrace -iquote bpf -iquote $(OBJ)
 LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcap-ng
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
@@ -33,7 +38,8 @@ LIBTRACE := $(OBJ)/libtrace.a
 
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
-	libclang-rt-14-dev libbpf-tools libcap-ng-dev
+	libclang-rt-14-dev libbpf-tools libcap-ng-dev \
+	qemu-system-x86 udev busybox-static
 
 .PHONY: all deps check check-unit check-e2e fuzz bench clean
 .DELETE_ON_ERROR:
@@ -113,6 +119,14 @@ check-e2e: all
 check: all $(UNIT_TESTS)
 	@$(RUN_UNIT)
 	$(RUN_E2E)
+
+# The end-to-end tests under other kernels, booted with virtme-ng on this
+# machine's userland (tests/vm/check-vm.py installs what is missing).
+# VM_PYTEST_ARGS reaches it through the environment.
+VM_KERNELS ?= 5.10 6.1 6.12
+.PHONY: check-vm
+check-vm: all
+	$(PYTHON) tests/vm/check-vm.py --build $(BUILD) --bin $(BIN) --kernels "$(VM_KERNELS)"
 
 # libFuzzer over the JSON escaper, with ASan and UBSan.
 FUZZ_TIME ?= 60

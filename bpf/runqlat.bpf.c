@@ -106,12 +106,12 @@ static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 {
 	struct runqlat_slots *all;
 	struct runqlat_hist *h;
-	u32 key = 0, slot;
+	u32 key = 0;
+	u64 slot;
 
 	delta /= millis ? 1000000 : 1000;
 	slot = tk_log2_slot(delta);
-	if (slot >= RUNQLAT_SLOTS)
-		slot = RUNQLAT_SLOTS - 1;
+	tk_bound(slot, RUNQLAT_SLOTS - 1);
 	if (!per_process && !per_thread) {
 		all = bpf_map_lookup_elem(&hist_all, &key);
 		if (all)

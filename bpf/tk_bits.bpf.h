@@ -1,6 +1,12 @@
-/* Histogram bucket helpers. */
+/* Histogram bucket helpers, and clamping an index for the verifier. */
 #ifndef TK_BITS_BPF_H
 #define TK_BITS_BPF_H
+
+/* Clamp v to at most max in a way the verifier sees on the very register
+ * that is used next: clang otherwise checks a copy and passes the
+ * original, which verifiers before 6.12 (5.10, 6.1) call unbounded. */
+#define tk_bound(v, max)                                                   \
+	asm volatile("if %0 <= %1 goto +1; %0 = %1" : "+r"(v) : "i"(max))
 
 /* floor(log2(v)) for v > 0; 0 for v == 0. Branch-free halving. */
 static __always_inline u32 tk_log2(u64 v)

@@ -6,6 +6,7 @@
 #ifndef TK_EMIT_BPF_H
 #define TK_EMIT_BPF_H
 
+#include "tk_bits.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_shared.h"
 
@@ -15,12 +16,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } tk_events SEC(".maps");
-
-/* Clamp v to at most max in a way the verifier sees on the very register
- * that is used next: clang otherwise checks a copy and passes the
- * original, which the verifier then calls unbounded. */
-#define tk_bound(v, max)                                                   \
-	asm volatile("if %0 <= %1 goto +1; %0 = %1" : "+r"(v) : "i"(max))
 
 /* Send size bytes at data; size must be provably bounded by the caller. */
 static __always_inline int tk_emit(void *ctx, void *data, u64 size)

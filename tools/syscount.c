@@ -153,7 +153,10 @@ static void read_map(struct bpf_map *map)
 		n = CHUNK;
 		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys,
 					   vals, &n, NULL);
-		if (err && errno == EINVAL && first) {
+		/* No batch ops for this map type on this kernel (5.10's
+		 * per-CPU arrays: ENOTSUPP, 524) or none at all (EINVAL). */
+		if (err && first && (errno == EINVAL || errno == 524 ||
+				     errno == EOPNOTSUPP)) {
 			no_batch = true;
 			break;
 		}

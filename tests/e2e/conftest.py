@@ -28,8 +28,10 @@ class Tool:
     attached (it writes "ready" on TRACEKIT_READY_FD); stop() sends SIGINT
     and returns what it printed."""
 
-    def __init__(self, name, *args, env=None):
-        self.argv = [tool_path(name), *map(str, args)]
+    def __init__(self, name, *args, env=None, wrapper=()):
+        """wrapper: a command that ends by exec'ing its arguments (so
+        the tool keeps its pid), such as a mount namespace set-up."""
+        self.argv = [*wrapper, tool_path(name), *map(str, args)]
         self.env = dict(os.environ, **(env or {}))
         self.proc = None
 

@@ -212,17 +212,20 @@ def test_sigpipe_ends_quietly():
 
 
 def test_mounts_tracefs_when_missing():
-    subprocess.run(["umount", "/sys/kernel/tracing"], stderr=subprocess.DEVNULL)
-    with open("/proc/self/mounts") as f:
-        if any(l.split()[1] == "/sys/kernel/tracing" for l in f):
-            pytest.skip("tracefs busy: cannot unmount it to test mounting")
+    """In a mount namespace without tracefs (nor debugfs, whose tracing/
+    directory would do), execsnoop mounts it at /sys/kernel/tracing."""
+    script = ("umount /sys/kernel/tracing 2>/dev/null; "
+              "umount -l /sys/kernel/debug 2>/dev/null; "
+              "grep -q ' tracefs ' /proc/self/mounts && exit 99; exec \"$@\"")
+    wrapper = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh"]
     m = marker()
-    with Tool("execsnoop", "-j") as t:
+    with Tool("execsnoop", "-j", wrapper=wrapper) as t:
+        with open(f"/proc/{t.proc.pid}/mounts") as f:
+            mounts = [l.split()[1:3] for l in f]
         subprocess.run(["/bin/true", m])
-        out, _, _ = t.stop()
-    with open("/proc/self/mounts") as f:
-        assert any(l.split()[1] == "/sys/kernel/tracing" and l.split()[2] == "tracefs"
-                   for l in f)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    assert ["/sys/kernel/tracing", "tracefs"] in mounts
     assert len(records_with(json_lines(out), m)) == 1
 
 

@@ -1,0 +1,475 @@
+#!/usr/bin/python3
+"""make check-vm: the end-to-end suite under Debian's kernels in QEMU.
+
+For each kernel series asked for (5.10 from bullseye, 6.1 from bookworm,
+6.12 from trixie) this fetches Debian's newest linux-image-*-amd64 once into
+BUILD/vm/kernels/<series>/, boots it with virtme-ng under TCG on this
+machine's own userland (the guest sees the host's filesystem read-only, so
+the repository and BUILD are at the same paths), runs tests/e2e in it as
+`make check-e2e` does, and prints one line per kernel:
+
+    check-vm: 5.10.0-46-amd64: 120 passed, 0 failed, 6 skipped (412 s)
+
+It exits 1 when any kernel had a failure or an error, or did not boot.
+
+Each kernel's full output (boot, environment, pytest -v) goes to
+BUILD/vm/<release>.log; its JUnit XML to BUILD/vm/results/<release>/.
+
+Settings (environment, or make variables on make's command line):
+  VM_KERNELS      series to run, e.g. "6.1" or "5.10 6.12" (default: all)
+  VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"
+  VM_JOBS         VMs run at once (default 1)
+  VM_CPUS         vCPUs per VM (default: the host's CPU count)
+  VM_MEMORY       memory per VM (default 2G)
+  VM_TIMEOUT      seconds a kernel may take, boot and suite (default 2400)
+  VM_MIRROR, VM_SECURITY_MIRROR   Debian mirrors (default deb.debian.org)
+
+Kernels are fetched once: delete BUILD/vm/kernels/<series> to fetch the
+newest again. Missing host packages (qemu-system-x86, udev, busybox-static,
+and virtme-ng from trixie) are installed first; run as root.
+"""
+import argparse
+import fcntl
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+MIRROR = os.environ.get("VM_MIRROR") or "http://deb.debian.org/debian"
+SECURITY = os.environ.get("VM_SECURITY_MIRROR") or "http://deb.debian.org/debian-security"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+
+# Kernel series: the Debian release that ships it, and its suites. The
+# newest linux-image-amd64 of these suites names the kernel package.
+SERIES = {
+    "5.10": [(MIRROR, "bullseye"), (SECURITY, "bullseye-security")],
+    "6.1": [(MIRROR, "bookworm"), (SECURITY, "bookworm-security")],
+    "6.12": [(MIRROR, "trixie"), (SECURITY, "trixie-security")],
+}
+
+# Host packages from this machine's own suites (also in the Makefile's
+# DEPS_PKGS). virtme-ng needs udev for its /dev/virtio-ports names and a
+# static busybox for the initramfs that loads the kernel's virtio modules.
+HOST_PKGS = ["qemu-system-x86", "udev", "busybox-static"]
+# virtme-ng is not in bookworm: it comes from trixie (architecture "all";
+# its dependencies are in bookworm).
+VNG_SUITE = (MIRROR, "trixie")
+
+_print_lock = threading.Lock()
+
+
+def say(msg, file=sys.stdout):
+    with _print_lock:
+        print(f"check-vm: {msg}", file=file, flush=True)
+
+
+def die(msg):
+    say(msg, file=sys.stderr)
+    sys.exit(2)
+
+
+# ---------------------------------------------------------------- apt
+
+class TempApt:
+    """apt with its own sources list and package lists, for suites this
+    machine does not use. Nothing of the host's apt state is touched
+    (no lists, no pkgcache); everything lives in a temporary directory."""
+
+    def __init__(self, suites, parent=None):
+        self.dir = tempfile.mkdtemp(prefix="tracekit-apt-", dir=parent)
+        os.makedirs(os.path.join(self.dir, "lists", "partial"))
+        os.makedirs(os.path.join(self.dir, "parts"))
+        with open(os.path.join(self.dir, "sources.list"), "w") as f:
+            for uri, suite in suites:
+                f.write(f"deb [signed-by={KEYRING}] {uri} {suite} main\n")
+        d = self.dir
+        self.opts = [
+            "-o", f"Dir::Etc::SourceList={d}/sources.list",
+            "-o", f"Dir::Etc::SourceParts={d}/parts",
+            "-o", f"Dir::Etc::Preferences={d}/preferences",
+            "-o", f"Dir::Etc::PreferencesParts={d}/parts",
+            "-o", f"Dir::State::Lists={d}/lists",
+            "-o", "Dir::Cache::pkgcache=",
+            "-o", "Dir::Cache::srcpkgcache=",
+            "-o", "Acquire::Languages=none",
+            "-o", "APT::Sandbox::User=root",
+        ]
+
+    def update(self):
+        run_checked(["apt-get", "-qq", *self.opts, "update"])
+
+    def cache(self, *args):
+        return run_checked(["apt-cache", *self.opts, *args], capture=True)
+
+    def candidate(self, pkg):
+        for line in self.cache("policy", pkg).splitlines():
+            line = line.strip()
+            if line.startswith("Candidate:"):
+                v = line.split(None, 1)[1]
+                return None if v == "(none)" else v
+        return None
+
+    def download(self, pkg, dest):
+        run_checked(["apt-get", "-qq", *self.opts, "download", pkg], cwd=dest)
+        debs = glob.glob(os.path.join(dest, f"{pkg}_*.deb"))
+        if len(debs) != 1:
+            die(f"apt-get download {pkg}: expected one .deb, found {debs}")
+        return debs[0]
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_checked(argv, capture=False, cwd=None, env=None):
+    p = subprocess.run(argv, cwd=cwd, env=env, text=True,
+                       stdout=subprocess.PIPE if capture else None,
+                       stderr=subprocess.PIPE if capture else None)
+    if p.returncode:
+        if capture:
+            sys.stderr.write(p.stderr or "")
+        die(f"command failed (exit {p.returncode}): {shlex.join(argv)}")
+    return p.stdout
+
+
+def installed(pkg):
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                       capture_output=True, text=True)
+    return p.returncode == 0 and p.stdout.strip() == "install ok installed"
+
+
+def apt_install(args):
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run_checked(["apt-get", "update", "-qq"], env=env)
+    run_checked(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
+                 *args], env=env)
+
+
+def ensure_host_packages():
+    """Install what is missing, and nothing when nothing is."""
+    missing = [p for p in HOST_PKGS if not installed(p)]
+    need_vng = not installed("virtme-ng")
+    if not missing and not need_vng:
+        return
+    if os.geteuid() != 0:
+        die(f"run as root to install {' '.join(missing + ['virtme-ng'] * need_vng)}")
+    args = list(missing)
+    apt = None
+    try:
+        if need_vng:
+            say(f"fetching virtme-ng from {VNG_SUITE[1]}")
+            apt = TempApt([VNG_SUITE])
+            apt.update()
+            args.append(apt.download("virtme-ng", apt.dir))
+        say(f"installing {' '.join(missing + ['virtme-ng'] * need_vng)}")
+        apt_install(args)
+    finally:
+        if apt:
+            apt.close()
+
+
+# ---------------------------------------------------------------- kernels
+
+def kernel_dir(vmdir, series):
+    return os.path.join(vmdir, "kernels", series)
+
+
+def load_kernel(vmdir, series):
+    try:
+        with open(os.path.join(kernel_dir(vmdir, series), "kernel.json")) as f:
+            info = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return info if os.path.exists(info.get("vmlinuz", "")) else None
+
+
+def fetch_kernel(vmdir, series):
+    """Fetch and unpack Debian's newest kernel of a series, once."""
+    info = load_kernel(vmdir, series)
+    if info:
+        return info
+    parent = os.path.join(vmdir, "kernels")
+    os.makedirs(parent, exist_ok=True)
+    final = kernel_dir(vmdir, series)
+    shutil.rmtree(final, ignore_errors=True)   # incomplete: no kernel.json
+    tmp = tempfile.mkdtemp(prefix=f".{series}-", dir=parent)
+    apt = TempApt(SERIES[series], parent=parent)
+    try:
+        suites = " ".join(s for _, s in SERIES[series])
+        say(f"{series}: looking up the newest kernel in {suites}")
+        apt.update()
+        deps = apt.cache("depends", "linux-image-amd64")
+        pkgs = [l.split(":", 1)[1].strip() for l in deps.splitlines()
+                if l.strip().startswith("Depends:")]
+        pkgs = [p for p in pkgs if p.startswith(f"linux-image-{series}.")]
+        if len(pkgs) != 1:
+            die(f"{series}: linux-image-amd64 in {suites} does not name one "
+                f"linux-image-{series}.* package: {deps.strip()}")
+        pkg = pkgs[0]
+        version = apt.candidate(pkg)
+        say(f"{series}: fetching {pkg} {version}")
+        deb = apt.download(pkg, tmp)
+        root = os.path.join(tmp, "root")
+        run_checked(["dpkg-deb", "-x", deb, root])
+        os.unlink(deb)
+        images = glob.glob(os.path.join(root, "boot", "vmlinuz-*"))
+        if len(images) != 1:
+            die(f"{series}: {pkg} holds no single boot/vmlinuz-*: {images}")
+        release = os.path.basename(images[0])[len("vmlinuz-"):]
+        # trixie's packages put modules in usr/lib/modules: give the tree
+        # a merged-/usr /lib, which is where virtme-ng looks for them.
+        if (not os.path.exists(os.path.join(root, "lib"))
+                and os.path.isdir(os.path.join(root, "usr", "lib", "modules"))):
+            os.symlink("usr/lib", os.path.join(root, "lib"))
+        moddir = os.path.join(root, "lib", "modules", release)
+        if not os.path.isdir(moddir):
+            die(f"{series}: {pkg} has no modules for {release}")
+        # Debian's packages leave modules.dep to the postinst.
+        run_checked(["depmod", "-a", "-b", root, release])
+        info = {
+            "series": series, "package": pkg, "version": version,
+            "release": release, "suites": suites,
+            "vmlinuz": os.path.join(final, "root", "boot", f"vmlinuz-{release}"),
+            "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        with open(os.path.join(tmp, "kernel.json"), "w") as f:
+            json.dump(info, f, indent=1)
+            f.write("\n")
+        os.rename(tmp, final)
+        tmp = None
+        say(f"{series}: cached {release} ({pkg} {version}) in {final}")
+        return info
+    finally:
+        apt.close()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- VMs
+
+_procs = set()
+
+
+def run_kernel(info, args, pytest_args):
+    """Boot one kernel, run the suite in it; returns a result dict."""
+    release = info["release"]
+    res = os.path.join(args.vmdir, "results", release)
+    log = os.path.join(args.vmdir, f"{release}.log")
+    shutil.rmtree(res, ignore_errors=True)
+    os.makedirs(res)
+    with open(os.path.join(res, "pytest-args"), "w") as f:
+        for a in pytest_args:
+            f.write(a + "\n")
+    # vng hands its arguments to a shell unquoted: paths must be plain.
+    guest = (f"{HERE}/guest.sh {res} {args.bin}")
+    argv = ["vng", "--run", info["vmlinuz"], "--disable-kvm",
+            "--disable-microvm", "--user", "root",
+            "--cpus", str(args.cpus), "--memory", args.memory,
+            # TCG's vCPUs fail the kernel's TSC sync check, and the hpet
+            # it falls back to makes every clock read an emulated MMIO.
+            "--append", "tsc=reliable",
+            "--rwdir", f"{res}={res}", "--cwd", ROOT, "--exec", guest]
+    say(f"{release}: booting ({info['package']} {info['version']}, "
+        f"{args.cpus} vCPU, TCG)")
+    t0 = time.monotonic()
+    timed_out = False
+    with open(log, "w") as out:
+        out.write(f"# {info['package']} {info['version']} from {info['suites']}\n")
+        out.write(f"# {shlex.join(argv)}\n")
+        out.flush()
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                             stderr=subprocess.STDOUT, cwd=ROOT,
+                             start_new_session=True)
+        _procs.add(p)
+        try:
+            rc = p.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill(p)
+            rc = p.wait()
+        finally:
+            _procs.discard(p)
+        secs = time.monotonic() - t0
+        if timed_out:
+            out.write(f"\n# check-vm: killed after {args.timeout} s\n")
+    r = {"release": release, "series": info["series"], "secs": secs,
+         "log": log, "rc": rc, "timed_out": timed_out, "failed_tests": []}
+    r.update(read_junit(os.path.join(res, "junit.xml")))
+    try:
+        with open(os.path.join(res, "env-problems")) as f:
+            r["env_problems"] = f.read().split("\n")
+            r["env_problems"] = [l for l in r["env_problems"] if l]
+    except OSError:
+        r["env_problems"] = []
+    return r
+
+
+def kill(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def nodeid(classname, name):
+    """pytest's node id back from JUnit's dotted classname."""
+    parts = classname.split(".")
+    for i in range(len(parts), 0, -1):
+        path = "/".join(parts[:i]) + ".py"
+        if os.path.exists(os.path.join(ROOT, path)):
+            return "::".join([path, *parts[i:], name])
+    return f"{classname}::{name}"
+
+
+def read_junit(path):
+    try:
+        tree = ET.parse(path)
+    except (OSError, ET.ParseError):
+        return {"ran": False}
+    root = tree.getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for s in suites:
+        for k in n:
+            n[k] += int(s.get(k, 0))
+    failed = []
+    for case in root.iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error"):
+                name = nodeid(case.get("classname", ""), case.get("name", ""))
+                failed.append(f"{child.tag.upper()} {name}")
+                break
+    passed = n["tests"] - n["failures"] - n["errors"] - n["skipped"]
+    return {"ran": True, "passed": passed, "failed": n["failures"],
+            "errors": n["errors"], "skipped": n["skipped"],
+            "failed_tests": failed}
+
+
+def summary(r):
+    """The one line of a kernel, and whether it is a success."""
+    head = f"{r['release']}:"
+    tail = f"({r['secs']:.0f} s)"
+    if not r["ran"]:
+        why = (f"timed out after {r['secs']:.0f} s" if r["timed_out"]
+               else f"did not boot or the suite did not run (vng exit {r['rc']})")
+        return f"{head} FAILED: {why}, no results {tail}; log: {r['log']}", False
+    line = f"{head} {r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped"
+    if r["errors"]:
+        line += f", {r['errors']} errors"
+    ok = not r["failed"] and not r["errors"] and not r["env_problems"]
+    if r["timed_out"]:
+        line += f", timed out"
+        ok = False
+    line += f" {tail}"
+    if r["env_problems"]:
+        line += f"; guest environment: {'; '.join(r['env_problems'])}"
+    if not ok:
+        line += f"; log: {r['log']}"
+    return line, ok
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True, help="the build directory")
+    ap.add_argument("--bin", required=True, help="the built tools")
+    ap.add_argument("--kernels", default=os.environ.get("VM_KERNELS") or " ".join(SERIES))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("VM_JOBS") or 1))
+    ap.add_argument("--cpus", type=int,
+                    default=int(os.environ.get("VM_CPUS") or os.cpu_count()))
+    ap.add_argument("--memory", default=os.environ.get("VM_MEMORY") or "2G")
+    ap.add_argument("--timeout", type=int,
+                    default=int(os.environ.get("VM_TIMEOUT") or 2400))
+    ap.add_argument("--fetch-only", action="store_true",
+                    help="install and fetch what is missing, boot nothing")
+    args = ap.parse_args()
+    pytest_args = shlex.split(os.environ.get("VM_PYTEST_ARGS", ""))
+
+    if os.uname().machine != "x86_64":
+        die("the kernel matrix runs Debian's amd64 kernels: x86_64 hosts only")
+    if os.geteuid() != 0:
+        die("run as root: the suite loads BPF programs and the VM shares this root")
+    args.build = os.path.abspath(args.build)
+    args.bin = os.path.abspath(args.bin)
+    args.vmdir = os.path.join(args.build, "vm")
+    for path in (ROOT, args.build, args.bin):
+        if any(c.isspace() or c in "'\"\\$`;&|<>()*?[]" for c in path):
+            die(f"{path}: virtme-ng passes paths through a shell; use a plain path")
+    kernels = args.kernels.replace(",", " ").split()
+    for k in kernels:
+        if k not in SERIES:
+            die(f"VM_KERNELS: unknown kernel series {k!r} (known: {' '.join(SERIES)})")
+    if not kernels:
+        die("VM_KERNELS is empty")
+    if not args.fetch_only:
+        for t in ("execsnoop",):
+            if not os.access(os.path.join(args.bin, t), os.X_OK):
+                die(f"{args.bin}/{t} is not built; run make")
+
+    ensure_host_packages()
+    os.makedirs(args.vmdir, exist_ok=True)
+    # One fetcher at a time per build directory.
+    with open(os.path.join(args.vmdir, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in glob.glob(os.path.join(args.vmdir, "kernels", ".*-*")):
+            shutil.rmtree(stale, ignore_errors=True)
+        infos = [fetch_kernel(args.vmdir, k) for k in kernels]
+    if args.fetch_only:
+        for i in infos:
+            say(f"{i['series']}: {i['release']} ({i['package']} {i['version']})")
+        return 0
+
+    results = [None] * len(infos)
+    t0 = time.monotonic()
+
+    def worker(queue):
+        while True:
+            with _print_lock:
+                if not queue:
+                    return
+                i = queue.pop(0)
+            results[i] = run_kernel(infos[i], args, pytest_args)
+            line, ok = summary(results[i])
+            say(f"{results[i]['release']}: done, "
+                f"{'ok' if ok else 'FAILED'} ({results[i]['secs']:.0f} s)")
+
+    queue = list(range(len(infos)))
+    threads = [threading.Thread(target=worker, args=(queue,), daemon=True)
+               for _ in range(max(1, min(args.jobs, len(infos))))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        for p in list(_procs):
+            kill(p)
+        die("interrupted; VMs killed")
+
+    total = time.monotonic() - t0
+    all_ok = True
+    for r in results:
+        line, ok = summary(r)
+        all_ok &= ok
+        say(line)
+        for name in r["failed_tests"]:
+            print(f"    {name}", flush=True)
+    say(f"{len(results)} kernels in {total:.0f} s"
+        + ("" if all_ok else "; FAILED"))
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
