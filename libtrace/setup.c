@@ -114,6 +114,18 @@ void tk_sleep_ms(int ms)
 		nanosleep(&ts, NULL);  /* a signal cuts it short */
 }
 
+void tk_sleep_until(double t)
+{
+	double left;
+
+	while (!tk_exiting()) {
+		left = t - tk_elapsed();
+		if (t >= 0 && left <= 0)
+			return;
+		tk_sleep_ms(t < 0 || left > 1 ? 1000 : (int)(left * 1000) + 1);
+	}
+}
+
 static void vmessage(const char *fmt, va_list ap)
 {
 	fflush(stdout);

@@ -50,4 +50,8 @@ void tk_ready(void);
 /* Sleep up to ms, returning early when tk_exiting(). */
 void tk_sleep_ms(int ms);
 
+/* Sleep until tk_elapsed() reaches t (the next interval's end), or with
+ * t < 0 until tk_exiting(): periodic tools' main loop. */
+void tk_sleep_until(double t);
+
 #endif

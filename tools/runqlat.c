@@ -176,19 +176,6 @@ static int configure(void *s, void *ctx)
 	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
 }
 
-/* Sleep until tk_elapsed() reaches t, or with t < 0 until the end. */
-static void wait_until(double t)
-{
-	double left;
-
-	while (!tk_exiting()) {
-		left = t - tk_elapsed();
-		if (t >= 0 && left <= 0)
-			return;
-		tk_sleep_ms(t < 0 || left > 1 ? 1000 : (int)(left * 1000) + 1);
-	}
-}
-
 TK_SKEL_OPS(runqlat_bpf);
 
 int main(int argc, char **argv)
@@ -205,7 +192,7 @@ int main(int argc, char **argv)
 		next = tk_elapsed();
 	do {
 		next += tk_opts.interval;
-		wait_until(tk_opts.interval ? next : -1);
+		tk_sleep_until(tk_opts.interval ? next : -1);
 		print_interval(skel);
 	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
 	tk_losses_report(skel->obj);

@@ -131,3 +131,19 @@ def require(method):
     if not feature["ok"]:
         pytest.skip(f"this kernel lacks {method}: {feature['detail']} "
                     "(make check-vm runs it under other kernels)")
+
+
+def assert_no_kernel_function_tracing(tool, func, *args, attach=None):
+    """Where neither fentry nor kprobes work (this repository's Firecracker
+    host), a kernel-function tool exits 1 with one line naming what is
+    missing and what would fix it; TRACEKIT_ATTACH=kprobe leaves fentry
+    out of it."""
+    if kernel_has("fentry") or kernel_has("kprobe"):
+        pytest.skip("this kernel traces kernel functions (fentry or kprobes): "
+                    "no failure to check")
+    r = run(tool, *args, env={"TRACEKIT_ATTACH": attach} if attach else None)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.count("\n") == 1 and r.stderr.endswith("\n"), r.stderr
+    assert r.stderr.startswith(f"{tool}: cannot trace kernel function {func}: "), r.stderr
+    assert "CONFIG_KPROBES is not set" in r.stderr and "CONFIG_KPROBES=y" in r.stderr
+    assert ("fentry" in r.stderr) == (attach is None), r.stderr

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from conftest import Tool, json_lines, kernel_has, loss_record, require, run
+from conftest import (Tool, assert_no_kernel_function_tracing, json_lines, kernel_has,
+                      loss_record, require, run)
 
 METHODS = ["fentry", "kprobe"]
 # Probe name: kernel function (x86_64).
@@ -312,21 +313,7 @@ def test_dry_run_names_the_method(method):
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
 def test_no_kernel_function_tracing_fails_in_one_line(attach):
-    """Where neither fentry nor kprobes work (this repository's Firecracker
-    host): exit 1, one line naming what is missing and what would fix it."""
-    if kernel_has("fentry") or kernel_has("kprobe"):
-        pytest.skip("this kernel traces kernel functions (fentry or kprobes): "
-                    "no failure to check")
-    r = run("vfsstat", env={"TRACEKIT_ATTACH": attach} if attach else None)
-    assert r.returncode == 1
-    assert r.stdout == ""
-    assert r.stderr.count("\n") == 1 and r.stderr.endswith("\n"), r.stderr
-    assert r.stderr.startswith("vfsstat: cannot trace kernel function vfs_read: "), r.stderr
-    assert "CONFIG_KPROBES is not set" in r.stderr and "CONFIG_KPROBES=y" in r.stderr
-    if attach is None:
-        assert "fentry" in r.stderr
-    else:
-        assert "fentry" not in r.stderr
+    assert_no_kernel_function_tracing("vfsstat", "vfs_read", attach=attach)
 
 
 def test_help():
