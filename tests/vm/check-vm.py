@@ -8,17 +8,19 @@ machine's own userland (the guest sees the host's filesystem read-only, so
 the repository and BUILD are at the same paths), runs tests/e2e in it as
 `make check-e2e` does, and prints one line per kernel:
 
-    check-vm: 5.10.0-46-amd64: 120 passed, 0 failed, 6 skipped (412 s)
+    check-vm: 5.10.0-46-amd64: 275 passed, 0 failed, 5 skipped (206 s)
 
-It exits 1 when any kernel had a failure or an error, or did not boot.
+(after it, the ids of failed tests, indented). It exits 1 when any kernel
+had a failed test or an error, did not boot, or panicked.
 
 Each kernel's full output (boot, environment, pytest -v) goes to
 BUILD/vm/<release>.log; its JUnit XML to BUILD/vm/results/<release>/.
 
 Settings (environment, or make variables on make's command line):
   VM_KERNELS      series to run, e.g. "6.1" or "5.10 6.12" (default: all)
-  VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"
-  VM_JOBS         VMs run at once (default 3)
+  VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
+                  test files (tests/e2e/test_x.py) replaces tests/e2e
+  VM_JOBS         VMs run at once (default 2)
   VM_CPUS         vCPUs per VM (default 2; one host thread runs them all)
   VM_MEMORY       memory per VM (default 2G)
   VM_TIMEOUT      seconds a kernel may take, boot and suite (default 2400)
@@ -88,7 +90,10 @@ class TempApt:
     (no lists, no pkgcache); everything lives in a temporary directory."""
 
     def __init__(self, suites, parent=None):
-        self.dir = tempfile.mkdtemp(prefix="tracekit-apt-", dir=parent)
+        # Under parent, a dot name that the next run's cleanup removes if
+        # this one is killed.
+        self.dir = tempfile.mkdtemp(prefix=".apt-" if parent else "tracekit-apt-",
+                                    dir=parent)
         os.makedirs(os.path.join(self.dir, "lists", "partial"))
         os.makedirs(os.path.join(self.dir, "parts"))
         with open(os.path.join(self.dir, "sources.list"), "w") as f:
@@ -282,14 +287,15 @@ def run_kernel(info, args, pytest_args):
             # it falls back to makes every clock read an emulated MMIO.
             "--append", "tsc=reliable",
             # One host thread runs all vCPUs in turn. With a thread per
-            # vCPU (MTTCG), a vCPU can run code another one is patching:
-            # 6.12 died of "Oops: int3" in __schedule when a tracepoint's
-            # static key flipped. The guest still has several CPUs (the
-            # runqlat tests want a CPU to themselves), at no cost in time.
+            # vCPU (MTTCG), a vCPU can run kernel text that another one is
+            # live-patching with int3 (static keys, fentry, kprobes): 6.12
+            # died of "Oops: int3" in __schedule. The guest still has two
+            # CPUs (runqlat's tests want one to themselves), at no cost in
+            # time.
             "--qemu-opts=-accel tcg,thread=single",
             "--rwdir", f"{res}={res}", "--cwd", ROOT, "--exec", guest]
-    say(f"{release}: booting ({info['package']} {info['version']}, "
-        f"{args.cpus} vCPU, TCG)")
+    say(f"booting {release} ({info['package']} {info['version']}, "
+        f"{args.cpus} vCPUs, TCG)")
     t0 = time.monotonic()
     timed_out = False
     with open(log, "wb") as out:
@@ -446,9 +452,10 @@ def main():
     ap.add_argument("--build", required=True, help="the build directory")
     ap.add_argument("--bin", required=True, help="the built tools")
     ap.add_argument("--kernels", default=os.environ.get("VM_KERNELS") or " ".join(SERIES))
-    # Measured on 2 host cores: the suite mostly waits (tools run for set
-    # durations), so all three VMs at once take hardly longer than one.
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("VM_JOBS") or 3))
+    # Measured on 2 host cores (tests/vm/README.md): the suite mostly
+    # waits, so VMs at once overlap well; with three, their threads
+    # outnumber the cores and runqlat's scheduling tests turn flaky.
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("VM_JOBS") or 2))
     ap.add_argument("--cpus", type=int, default=int(os.environ.get("VM_CPUS") or 2))
     ap.add_argument("--memory", default=os.environ.get("VM_MEMORY") or "2G")
     ap.add_argument("--timeout", type=int,
@@ -502,23 +509,26 @@ def main():
                     return
                 i = queue.pop(0)
             results[i] = run_kernel(infos[i], args, pytest_args)
-            line, ok = summary(results[i])
-            say(f"{results[i]['release']}: done, "
-                f"{'ok' if ok else 'FAILED'} ({results[i]['secs']:.0f} s)")
 
+    def on_signal(sig, frame):
+        # The VMs run in sessions of their own: end them with us.
+        for p in list(_procs):
+            kill(p)
+        say(f"{signal.Signals(sig).name}: VMs killed", file=sys.stderr)
+        os._exit(128 + sig)
+
+    # Installed even where the caller ignored SIGINT (a background job).
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     queue = list(range(len(infos)))
     threads = [threading.Thread(target=worker, args=(queue,), daemon=True)
                for _ in range(max(1, min(args.jobs, len(infos))))]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.5)
-    except KeyboardInterrupt:
-        for p in list(_procs):
-            kill(p)
-        die("interrupted; VMs killed")
+    for t in threads:
+        t.start()
+    for t in threads:
+        while t.is_alive():
+            t.join(0.5)
 
     total = time.monotonic() - t0
     all_ok = True
