@@ -24,7 +24,7 @@ PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcap-ng
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
 
@@ -38,7 +38,7 @@ LIBTRACE := $(OBJ)/libtrace.a
 
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
-	libclang-rt-14-dev libbpf-tools libcap-ng-dev \
+	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
 	qemu-system-x86 udev busybox-static
 
 .PHONY: all deps check check-unit check-e2e fuzz bench clean

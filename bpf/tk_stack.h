@@ -1,0 +1,46 @@
+/* Stack counting shared by profile, offcputime and stackcount: the key
+ * of the counts map and the error counters, seen by BPF and libtrace
+ * (libtrace/stacks.h). Plain C types only. */
+#ifndef TK_STACK_H
+#define TK_STACK_H
+
+#include "tk_shared.h"
+
+/* Which stacks to take (rodata tk_stack_mode). */
+#define TK_STACK_USER 1
+#define TK_STACK_KERNEL 2
+
+/* A stack id that was not asked for (-U, -K). Negative ids are otherwise
+ * -errno from bpf_get_stackid: -EFAULT is "no stack of that kind" (a
+ * kernel thread has no user stack), the others are counted losses. */
+#define TK_STACK_NOT_TAKEN (-1000)
+
+/* The default depth: the kernel's kernel.perf_event_max_stack. */
+#define TK_STACK_MAX_DEPTH 127
+
+struct tk_stack_key {
+	unsigned int tgid;       /* process; 0 with the idle task */
+	unsigned int pid;        /* thread, when the tool keys by thread
+				  * (offcputime); else 0 */
+	int user_stack_id;       /* tk_stacks index, or <0 (above) */
+	int kern_stack_id;
+	char comm[TK_TASK_COMM_LEN];
+};
+
+/* Per-CPU counters of stacks that could not be recorded (map
+ * tk_stack_errs); the counts map being full is TK_LOSS_MAP_FULL. */
+enum tk_stack_err {
+	TK_STACK_ERR_COLLISION = 0,  /* -EEXIST: the hash bucket holds
+				      * another stack */
+	TK_STACK_ERR_FULL,           /* -ENOMEM: no free stack slot */
+	TK_STACK_ERR_OTHER,          /* any other -errno */
+	TK_STACK_ERR_MAX,
+};
+
+/* An event on tk_events: a process seen for the first time, whose
+ * mappings userspace snapshots at once (it may be gone by exit). */
+struct tk_stack_pid_event {
+	unsigned int tgid;
+};
+
+#endif

@@ -1,0 +1,76 @@
+/* Symbols for kernel and user addresses, for the stack tools.
+ *
+ * Kernel: /proc/kallsyms, modules included, read once into a sorted
+ * array and binary-searched.
+ *
+ * User: elfutils (libdwfl) over each ELF file a process maps: .symtab,
+ * .dynsym, MiniDebugInfo (.gnu_debugdata), and separate debug info found
+ * by build-id (or .gnu_debuglink) under the debug directories. An address
+ * is turned into a file offset through the process's mapping, and the
+ * file offset into the ELF file's own address through its program
+ * headers, so PIE executables and shared libraries work at any load
+ * bias, and one cache per file serves every process that maps it.
+ * Files are opened through /proc/PID/map_files or /proc/PID/root, so
+ * processes in other mount namespaces symbolize; a process's mappings are
+ * read when it is first noted (tk_syms_note_pid) and kept, so a process
+ * that exited before output still symbolizes. Addresses outside any file
+ * mapping are looked up in the process's JIT map, /tmp/perf-PID.map (read
+ * through /proc/PID/root, named by the PID the process sees in its own
+ * namespace).
+ *
+ * What cannot be resolved has name NULL; tk_sym_format prints it as
+ * "[unknown]", with the module where known: "[unknown] (libfoo.so)". */
+#ifndef TK_SYMBOLIZE_H
+#define TK_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct tk_syms;
+
+struct tk_syms_opts {
+	bool inline_frames;      /* report inlined frames from DWARF */
+	const char *debug_dirs;  /* ':'-separated directories of separate
+				  * debug info (with .build-id/xx/yyy.debug
+				  * under them); NULL: /usr/lib/debug */
+};
+
+/* NULL with errno set on failure (out of memory only: files that cannot
+ * be read just leave their addresses unknown). */
+struct tk_syms *tk_syms_new(const struct tk_syms_opts *opts);
+void tk_syms_free(struct tk_syms *s);
+
+/* Read process pid's mappings now (and its JIT map, and open the files
+ * it maps), so its addresses resolve even after it exits. Calling again
+ * adds mappings not seen before (a process that dlopen'ed or exec'ed
+ * since) and keeps the old ones. 0, or -errno (-ESRCH: gone). */
+int tk_syms_note_pid(struct tk_syms *s, pid_t pid);
+
+struct tk_sym {
+	const char *name;    /* function; NULL when unknown */
+	const char *module;  /* file base name ("libc.so.6"), kernel module
+			      * ("ext4"), "kernel", "[jit]"; NULL when
+			      * not even the mapping is known */
+	unsigned long long offset;  /* from the symbol's start (or, when
+				     * name is NULL, from the module's) */
+	bool inlined;        /* an inlined frame: its caller follows */
+};
+
+/* A kernel address. Returns 1, having filled *out (name NULL when
+ * unknown). Strings live as long as s. */
+int tk_syms_kernel(struct tk_syms *s, unsigned long long addr,
+		   struct tk_sym *out);
+
+/* A user address of process pid: fills up to max frames, the innermost
+ * inlined function first and the function that holds the code last
+ * (always one frame without inline_frames). Returns the number filled,
+ * at least 1 (max >= 1). A process not noted before is noted now.
+ * Strings live as long as s. */
+int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
+		 struct tk_sym *out, int max);
+
+/* "name", "[unknown] (module)" or "[unknown]", into buf; returns buf. */
+const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size);
+
+#endif
