@@ -70,6 +70,12 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 void tk_set_target(const char *family, const char *binary, const char *func,
 		   pid_t pid);
 
+/* Point the tracepoint probe FAMILY (programs FAMILY_tp_btf, _raw_tp,
+ * _tp with no target of their own) at CATEGORY:NAME, as stackcount does
+ * with a tracepoint given at run time. */
+void tk_set_target_tp(const char *family, const char *category,
+		      const char *name);
+
 /* Detach and destroy every link tk_load made (a daemon that reloads or
  * exits cleanly; tools just exit). */
 void tk_detach(void);

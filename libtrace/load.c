@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "perfevent.h"
 #include "json.h"
 #include "opts.h"
 #include "setup.h"
@@ -42,7 +43,7 @@ static const struct method methods[] = {
 
 #define MAX_FAMILIES 32
 #define MAX_TARGETS 8
-#define MAX_LINKS 128
+#define MAX_LINKS 4096  /* perf events: one per CPU */
 
 struct family {
 	char name[64];
@@ -58,6 +59,7 @@ struct family {
 struct target {
 	const char *family, *binary, *func;
 	pid_t pid;
+	const char *tp_category;   /* a tracepoint target: category:func */
 };
 
 static struct family families[MAX_FAMILIES];
@@ -74,7 +76,15 @@ void tk_set_target(const char *family, const char *binary, const char *func,
 {
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, binary, func, pid };
+	targets[n_targets++] = (struct target){ family, binary, func, pid, NULL };
+}
+
+void tk_set_target_tp(const char *family, const char *category,
+		      const char *name)
+{
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	targets[n_targets++] = (struct target){ family, NULL, name, -1, category };
 }
 
 void tk_bpf_note_libbpf_warning(const char *msg)
@@ -174,14 +184,16 @@ static void scan_families(struct bpf_object *obj)
 		struct family *f = &families[i];
 
 		if (f->target)
-			f->chain = f->target->binary ? CH_UFUNC : CH_KFUNC;
+			f->chain = f->target->tp_category ? CH_TP :
+				   f->target->binary ? CH_UFUNC : CH_KFUNC;
 		else
 			for (f->chain = 0; f->chain < N_CHAINS - 1 &&
 			     !f->avail[f->chain]; f->chain++)
 				;
 		if (!f->avail[f->chain])
 			tk_fail("probe %s has no %s program", f->name,
-				f->chain == CH_UFUNC ? "uprobe" : "kernel function");
+				f->chain == CH_UFUNC ? "uprobe" :
+				f->chain == CH_TP ? "tracepoint" : "kernel function");
 		/* A forced start below every method the probe has: use its
 		 * last one, so every tool runs under every TRACEKIT_ATTACH. */
 		f->floor = forced_rank[f->chain];
@@ -223,7 +235,7 @@ static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 			bpf_program__set_autoload(prog, false);
 			continue;
 		}
-		if (f->target && f->chain == CH_KFUNC && methods[m].rank == 0) {
+		if (f->target && f->chain != CH_UFUNC && methods[m].rank == 0) {
 			err = bpf_program__set_attach_target(prog, 0, f->target->func);
 			if (err)
 				return err;
@@ -254,7 +266,7 @@ const char *tk_prog_method(const struct bpf_program *prog)
 		{ "tp_btf/", "tp_btf" }, { "fentry/", "fentry" },
 		{ "fexit/", "fexit" }, { "kprobe/", "kprobe" },
 		{ "kretprobe/", "kretprobe" }, { "uprobe", "uprobe" },
-		{ "uretprobe", "uretprobe" },
+		{ "uretprobe", "uretprobe" }, { "perf_event", "perf_event" },
 	};
 	size_t i;
 
@@ -276,6 +288,10 @@ static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
 	prog_method(prog, &f);
 	if (f && f->target && f->target->binary)
 		snprintf(buf, size, "%s:%s", f->target->binary, f->target->func);
+	else if (f && f->target && f->target->tp_category)
+		snprintf(buf, size, "%s/%s", f->target->tp_category, f->target->func);
+	else if (!strncmp(sec, "perf_event", 10))
+		tk_perf_event_describe(buf, size);
 	else if (f && f->target)
 		snprintf(buf, size, "%s", f->target->func);
 	else if ((slash = strchr(sec, '/')))
@@ -370,6 +386,9 @@ static bool note_failure(struct family *f, const struct method *m,
 	} else if (m->chain == CH_TP && !at_load && err == -ENOENT) {
 		snprintf(why, sizeof(why), "%s: no tracepoint %s in this kernel",
 			 m->name, target);
+	} else if (m->chain == CH_TP && f->target && (err == -ENOENT || err == -ESRCH)) {
+		snprintf(why, sizeof(why), "%s: no tracepoint %s in this kernel%s",
+			 m->name, target, m->rank == 0 ? "'s BTF" : "");
 	} else if (m->chain == CH_TP) {
 		snprintf(why, sizeof(why), "%s %s by this kernel (%s)", m->name,
 			 at_load ? "refused" : "not attachable", strerror(-err));
@@ -438,8 +457,12 @@ static struct bpf_link *attach_prog(struct bpf_program *prog)
 	const struct method *m = prog_method(prog, &f);
 	const struct target *t = f ? f->target : NULL;
 
-	if (!t || !m || (m->rank == 0 && m->chain == CH_KFUNC))
+	if (!t || !m || (m->rank == 0 && m->chain != CH_UFUNC))
 		return bpf_program__attach(prog);
+	if (m->chain == CH_TP && m->rank == 1)
+		return bpf_program__attach_raw_tracepoint(prog, t->func);
+	if (m->chain == CH_TP)
+		return bpf_program__attach_tracepoint(prog, t->tp_category, t->func);
 	if (m->chain == CH_KFUNC)
 		return bpf_program__attach_kprobe(prog, m->ret, t->func);
 	{
@@ -459,7 +482,15 @@ void tk_detach(void)
 
 static bool is_tracepoint(const char *sec)
 {
-	return !strncmp(sec, "tracepoint/", 11) || !strncmp(sec, "tp/", 3);
+	return !strncmp(sec, "tracepoint", 10) ||
+	       !strcmp(sec, "tp") || !strncmp(sec, "tp/", 3);
+}
+
+static void add_link(struct bpf_link *link)
+{
+	if (n_links == MAX_LINKS)
+		tk_fail("too many probes (at most %d)", MAX_LINKS);
+	links[n_links++] = link;
 }
 
 /* Attach every loaded program. 0, or -errno with *failed set to the
@@ -478,6 +509,11 @@ static int attach_all(struct bpf_object *obj, struct bpf_program **failed)
 		if (is_tracepoint(sec) && (err = tk_ensure_tracefs()))
 			tk_fail("tracefs is not mounted and mounting it failed (%s): mount -t tracefs nodev /sys/kernel/tracing",
 				strerror(-err));
+		if (!strncmp(sec, "perf_event", 10)) {
+			/* One link per CPU; failures end the tool. */
+			tk_perf_event_attach(prog, add_link);
+			continue;
+		}
 		if (n_links == MAX_LINKS)
 			tk_fail("too many probes (at most %d)", MAX_LINKS);
 		link = attach_prog(prog);

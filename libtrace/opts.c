@@ -188,19 +188,22 @@ static size_t count_options(const struct argp_option *o)
 
 /* Catch unknown options and missing arguments before argp does, so the
  * error is one line in our format rather than argp's two. */
-static void precheck(const struct argp_option *tool_opts, int argc, char **argv)
+static void precheck(const struct argp_option *tool_opts,
+		     const struct argp_option *extra_opts, int argc, char **argv)
 {
 	size_t nt = count_options(tool_opts), nc = count_options(common_options);
-	struct option *lo = calloc(nt + nc + 3, sizeof(*lo));
+	size_t ne = count_options(extra_opts);
+	struct option *lo = calloc(nt + nc + ne + 3, sizeof(*lo));
 	char shorts[256] = ":";
 	size_t n = 0, i, k;
 	int c;
 
 	if (!lo)
 		exit(1);
-	for (k = 0; k < 2; k++) {
-		const struct argp_option *o = k ? common_options : tool_opts;
-		size_t cnt = k ? nc : nt;
+	for (k = 0; k < 3; k++) {
+		const struct argp_option *o = k == 0 ? tool_opts :
+					      k == 1 ? extra_opts : common_options;
+		size_t cnt = k == 0 ? nt : k == 1 ? ne : nc;
 
 		for (i = 0; i < cnt; i++) {
 			int has = o[i].arg ? ((o[i].flags & OPTION_ARG_OPTIONAL) ?
@@ -251,7 +254,8 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 {
 	size_t i, j;
 	struct argp_child children[] = {
-		{ 0, 0, "Common options:", 1 },
+		{ 0, 0, "Common options:", 2 },
+		{ 0 },
 		{ 0 },
 	};
 	static struct argp common_argp;
@@ -280,12 +284,15 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 	common_argp.options = common_options;
 	common_argp.parser = parse_common;
 	children[0].argp = &common_argp;
+	if (tool->extra)
+		children[1] = (struct argp_child){ tool->extra, 0, 0, 1 };
 	if (tool->args_doc)
 		argp.args_doc = tool->args_doc;
 	else if (tool->periodic)
 		argp.args_doc = "[interval [count]]";
 
-	precheck(tool->options, argc, argv);
+	precheck(tool->options, tool->extra ? tool->extra->options : NULL,
+		 argc, argv);
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		exit(2);

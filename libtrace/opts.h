@@ -34,6 +34,8 @@ struct tk_tool {
 				    * common options, which keep their long
 				    * names (syscount's -T is --top) */
 	bool periodic;             /* accepts [interval [count]] */
+	const struct argp *extra;  /* options shared by a family of tools
+				    * (tk_stack_argp), after the tool's own */
 	const char *args_doc;      /* the arguments in --help's usage line;
 				    * default "[interval [count]]" when
 				    * periodic */

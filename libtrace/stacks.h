@@ -1,0 +1,71 @@
+/* The userspace half of the stack tools (profile, offcputime,
+ * stackcount): their common options, sizing the maps of tk_stack.bpf.h,
+ * noting processes as they appear (for symbols after they exit), and the
+ * output: folded stacks for flamegraph.pl, bcc's multi-line report, or
+ * NDJSON; and the report of everything that made the stacks incomplete.
+ *
+ *   tk_parse_args(&tool, ...)      tool.children = &tk_stack_argp
+ *   skel = tk_load(..., configure) configure calls tk_stacks_configure
+ *   tk_stacks_open(skel->obj)      after tk_load: starts noting pids
+ *   tk_ready(); tk_stacks_wait()   until -d or a signal
+ *   tk_stacks_print(skel->obj, &how); tk_stacks_report(skel->obj, &how)
+ */
+#ifndef TK_STACKS_H
+#define TK_STACKS_H
+
+#include <argp.h>
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+
+struct tk_stack_opts {
+	bool user_only;          /* -U */
+	bool kernel_only;        /* -K */
+	bool folded;             /* -f */
+	bool delimited;          /* -d/--delimited: "-" between kernel and
+				  * user frames */
+	bool annotations;        /* -a: "_[k]" after kernel frames */
+	bool inline_frames;      /* --inline */
+	unsigned storage_size;   /* --stack-storage-size: stack map entries */
+	unsigned max_depth;      /* --perf-max-stack-depth */
+	unsigned max_stacks;     /* --max-stacks: counts map entries */
+	const char *debug_dirs;  /* --debug-dir (':'-separated) */
+};
+
+extern struct tk_stack_opts tk_stack_opts;
+
+/* The options above, as an argp child for struct tk_tool.children. */
+extern const struct argp tk_stack_argp;
+
+/* From a tool's tk_load configure callback: size tk_stacks,
+ * tk_stack_counts (and the stack depth), set tk_stack_mode. */
+int tk_stacks_configure(struct bpf_object *obj);
+
+/* After tk_load: read tk_events (first-seen processes), noting each
+ * process's mappings while it runs. */
+void tk_stacks_open(struct bpf_object *obj);
+
+/* Handle process events until tk_exiting() (--duration or a signal). */
+void tk_stacks_wait(void);
+
+/* What the counts are, for output. */
+struct tk_stacks_print {
+	const char *unit;        /* JSON: "samples", "us", "calls" */
+	bool by_thread;          /* keys carry the thread id (offcputime) */
+	bool include_idle;       /* keep tgid 0 (the idle task) */
+	bool no_comm;            /* stacks merged across processes: no
+				  * "comm;" prefix when folded, no
+				  * "-  comm (pid)" line (stackcount
+				  * without -P) */
+};
+
+/* Print every counted stack: folded (-f; identical lines merged), bcc's
+ * report (stacks with the largest count last), or NDJSON records
+ * {"type":"stack",...}. */
+void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how);
+
+/* At exit: what made stacks incomplete or samples lost, each with the
+ * option that fixes it, as stderr lines (text) or one {"type":"loss"}
+ * record (JSON). Replaces tk_losses_report for stack tools. */
+void tk_stacks_report(struct bpf_object *obj);
+
+#endif
