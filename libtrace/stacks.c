@@ -1,0 +1,610 @@
+/* The stack tools' common half: options, map sizing, noting processes as
+ * they appear, printing counted stacks and reporting what was lost. */
+#include "stacks.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf.h"
+#include "events.h"
+#include "json.h"
+#include "opts.h"
+#include "output.h"
+#include "setup.h"
+#include "symbolize.h"
+#include "tk_stack.h"
+
+#define DEFAULT_STORAGE 16384
+#define DEFAULT_STACKS 16384
+
+struct tk_stack_opts tk_stack_opts = {
+	.storage_size = DEFAULT_STORAGE,
+	.max_depth = TK_STACK_MAX_DEPTH,
+	.max_stacks = DEFAULT_STACKS,
+};
+
+enum {
+	K_INLINE = 0x2000, K_STORAGE, K_DEPTH, K_MAX_STACKS, K_DEBUG_DIR,
+};
+
+static const struct argp_option stack_options[] = {
+	{ "user-stacks-only", 'U', 0, 0, "Only user stacks", 0 },
+	{ "kernel-stacks-only", 'K', 0, 0, "Only kernel stacks", 0 },
+	{ "folded", 'f', 0, 0,
+	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count", 0 },
+	{ "delimited", 'd', 0, 0,
+	  "A \"-\" frame between the user and the kernel frames", 0 },
+	{ "annotations", 'a', 0, 0,
+	  "Mark kernel frames _[k] and inlined frames _[i] (flamegraph.pl colours them)", 0 },
+	{ "inline", K_INLINE, 0, 0,
+	  "Show inlined functions of user code where its debug info has them", 0 },
+	{ "stack-storage-size", K_STORAGE, "N", 0,
+	  "Distinct stacks the kernel can hold (default 16384)", 0 },
+	{ "perf-max-stack-depth", K_DEPTH, "N", 0,
+	  "Frames kept of each stack (default 127, at most kernel.perf_event_max_stack)", 0 },
+	{ "max-stacks", K_MAX_STACKS, "N", 0,
+	  "Distinct (process, stack) counts kept (default 16384)", 0 },
+	{ "debug-dir", K_DEBUG_DIR, "DIR", 0,
+	  "Separate debug info under DIR (.build-id/xx/yyy.debug), ':' between several; default /usr/lib/debug", 0 },
+	{ 0 },
+};
+
+/* The kernel's limit on stack depth, for --perf-max-stack-depth. */
+static long kernel_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+	long v = TK_STACK_MAX_DEPTH;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = TK_STACK_MAX_DEPTH;
+		fclose(f);
+	}
+	return v;
+}
+
+static error_t parse_stack_opt(int key, char *arg, struct argp_state *state)
+{
+	struct tk_stack_opts *o = &tk_stack_opts;
+	long max;
+
+	(void)state;
+	switch (key) {
+	case 'U': o->user_only = true; break;
+	case 'K': o->kernel_only = true; break;
+	case 'f': o->folded = true; break;
+	case 'd': o->delimited = true; break;
+	case 'a': o->annotations = true; break;
+	case K_INLINE: o->inline_frames = true; break;
+	case K_STORAGE:
+		o->storage_size = tk_arg_long("--stack-storage-size", arg, 1, 1 << 24);
+		break;
+	case K_DEPTH:
+		max = kernel_max_stack();
+		o->max_depth = tk_arg_long("--perf-max-stack-depth", arg, 1, 1 << 16);
+		if ((long)o->max_depth > max)
+			tk_usage_error("invalid --perf-max-stack-depth value '%s': more than kernel.perf_event_max_stack (%ld); raise it first: sysctl -w kernel.perf_event_max_stack=%s",
+				       arg, max, arg);
+		break;
+	case K_MAX_STACKS:
+		o->max_stacks = tk_arg_long("--max-stacks", arg, 1, 1 << 24);
+		break;
+	case K_DEBUG_DIR:
+		o->debug_dirs = arg;
+		break;
+	case ARGP_KEY_END:
+		if (o->user_only && o->kernel_only)
+			tk_usage_error("options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined");
+		return ARGP_ERR_UNKNOWN;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp tk_stack_argp = {
+	.options = stack_options,
+	.parser = parse_stack_opt,
+};
+
+int tk_stacks_configure(struct bpf_object *obj)
+{
+	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
+	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
+	int mode = tk_stack_opts.user_only ? TK_STACK_USER :
+		   tk_stack_opts.kernel_only ? TK_STACK_KERNEL :
+		   TK_STACK_USER | TK_STACK_KERNEL;
+	int err;
+
+	if (!stacks || !counts)
+		return -ENOENT;
+	err = bpf_map__set_max_entries(stacks, tk_stack_opts.storage_size);
+	if (!err)
+		err = bpf_map__set_value_size(stacks, tk_stack_opts.max_depth * sizeof(uint64_t));
+	if (!err)
+		err = bpf_map__set_max_entries(counts, tk_stack_opts.max_stacks);
+	if (!err)
+		err = tk_set_rodata(obj, "tk_stack_mode", &mode, sizeof(mode));
+	return err;
+}
+
+/* --- Processes seen: noted once, while they run ------------------------ */
+
+static struct tk_syms *syms;
+
+static struct {
+	uint32_t *slots;   /* open addressing; 0 is empty (tgid 0 is never noted) */
+	size_t cap, used;
+} noted;
+
+/* True when tgid was not in the set (and now is). */
+static bool note_once(uint32_t tgid)
+{
+	size_t i;
+
+	if (noted.used * 2 >= noted.cap) {
+		uint32_t *old = noted.slots;
+		size_t oldcap = noted.cap;
+
+		noted.cap = oldcap ? oldcap * 2 : 1024;
+		noted.slots = calloc(noted.cap, sizeof(*noted.slots));
+		if (!noted.slots)
+			tk_fail("out of memory");
+		noted.used = 0;
+		for (i = 0; i < oldcap; i++)
+			if (old[i])
+				note_once(old[i]);
+		free(old);
+	}
+	for (i = (tgid * 2654435761u) & (noted.cap - 1); noted.slots[i];
+	     i = (i + 1) & (noted.cap - 1))
+		if (noted.slots[i] == tgid)
+			return false;
+	noted.slots[i] = tgid;
+	noted.used++;
+	return true;
+}
+
+static struct tk_syms *symbolizer(void)
+{
+	struct tk_syms_opts o = {
+		.inline_frames = tk_stack_opts.inline_frames,
+		.debug_dirs = tk_stack_opts.debug_dirs,
+	};
+
+	if (!syms && !(syms = tk_syms_new(&o)))
+		tk_fail("cannot set up symbolization: %s", strerror(errno));
+	return syms;
+}
+
+static int on_pid_event(void *ctx, const void *data, size_t size)
+{
+	const struct tk_stack_pid_event *ev = data;
+
+	(void)ctx;
+	if (size < sizeof(*ev) || !ev->tgid)
+		return 0;
+	if (note_once(ev->tgid))
+		tk_syms_note_pid(symbolizer(), ev->tgid);
+	return 0;
+}
+
+void tk_stacks_open(struct bpf_object *obj)
+{
+	symbolizer();
+	tk_events_open(obj, on_pid_event, NULL);
+}
+
+void tk_stacks_wait(void)
+{
+	tk_events_loop();
+}
+
+/* --- Reading and symbolizing the counted stacks ------------------------ */
+
+/* Frames of one stack as text, innermost first. */
+struct frames {
+	char **v;
+	int n, cap;
+};
+
+static void frames_add(struct frames *f, const char *s)
+{
+	if (f->n == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->v = realloc(f->v, f->cap * sizeof(*f->v));
+		if (!f->v)
+			tk_fail("out of memory");
+	}
+	if (!(f->v[f->n++] = strdup(s)))
+		tk_fail("out of memory");
+}
+
+static void frames_free(struct frames *f)
+{
+	for (int i = 0; i < f->n; i++)
+		free(f->v[i]);
+	free(f->v);
+}
+
+/* One output stack: possibly many keys merged. */
+struct entry {
+	char comm[TK_TASK_COMM_LEN + 1];
+	uint32_t tgid, pid;
+	struct frames user, kern;
+	bool user_missed, kern_missed;
+	unsigned long long count;
+	char *folded;   /* the folded line without its count: merge key */
+};
+
+static unsigned long long truncated_stacks;
+static unsigned long long stacks_unreadable;
+
+/* A frame name fit for a folded line: ';' separates frames and the
+ * last ' ' the count, so ';' and control bytes are replaced. */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (*s == ';' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
+}
+
+static void add_frame(struct frames *f, const char *name, const char *suffix)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s%s", name, tk_stack_opts.annotations ? suffix : "");
+	sanitize(buf);
+	frames_add(f, buf);
+}
+
+/* Read stack id from the stack map into text frames. Returns false when
+ * the stack is gone (it should not be: nothing deletes stacks). */
+static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
+		       uint64_t *ips, struct frames *out)
+{
+	unsigned depth = tk_stack_opts.max_depth, n;
+	struct tk_sym sym[8];
+	char buf[1024];
+
+	memset(ips, 0, depth * sizeof(*ips));
+	if (bpf_map_lookup_elem(stacks_fd, &id, ips)) {
+		stacks_unreadable++;
+		return false;
+	}
+	for (n = 0; n < depth && ips[n]; n++) {
+		/* Past the first frame, addresses are return addresses: the
+		 * call is the byte before (a call may end its function). */
+		uint64_t addr = n ? ips[n] - 1 : ips[n];
+
+		if (user) {
+			int k = tk_syms_user(symbolizer(), tgid, addr, sym, 8);
+
+			for (int i = 0; i < k; i++)
+				add_frame(out, tk_sym_format(&sym[i], buf, sizeof(buf)),
+					  sym[i].inlined ? "_[i]" : "");
+		} else {
+			tk_syms_kernel(symbolizer(), addr, sym);
+			add_frame(out, tk_sym_format(&sym[0], buf, sizeof(buf)), "_[k]");
+		}
+	}
+	if (n == depth)
+		truncated_stacks++;
+	return true;
+}
+
+/* A stack id that is neither a stack nor "none of that kind here". */
+static bool id_missed(int id)
+{
+	return id < 0 && id != -EFAULT && id != TK_STACK_NOT_TAKEN;
+}
+
+/* The folded line of e without its count: comm;user outer..inner;-;kernel. */
+static char *fold(const struct entry *e, const struct tk_stacks_print *how)
+{
+	size_t len = 0, cap = 256;
+	char *s = malloc(cap);
+	bool first = true;
+	int i;
+
+#define PUT(str) do {                                                     \
+		const char *p_ = (str);                                   \
+		size_t l_ = strlen(p_) + 1;                               \
+		while (len + l_ + 1 > cap && (s = realloc(s, cap *= 2)))  \
+			;                                                 \
+		if (!s)                                                   \
+			tk_fail("out of memory");                         \
+		if (!first)                                               \
+			s[len++] = ';';                                   \
+		memcpy(s + len, p_, l_);                                  \
+		len += l_ - 1;                                            \
+		first = false;                                            \
+	} while (0)
+
+	if (!s)
+		tk_fail("out of memory");
+	s[0] = 0;
+	if (!how->no_comm)
+		PUT(e->comm);
+	if (e->user_missed)
+		PUT("[Missed User Stack]");
+	for (i = e->user.n - 1; i >= 0; i--)
+		PUT(e->user.v[i]);
+	if (tk_stack_opts.delimited && (e->user.n || e->user_missed) &&
+	    (e->kern.n || e->kern_missed))
+		PUT("-");
+	if (e->kern_missed)
+		PUT("[Missed Kernel Stack]");
+	for (i = e->kern.n - 1; i >= 0; i--)
+		PUT(e->kern.v[i]);
+#undef PUT
+	return s;
+}
+
+static struct entry *entries;
+static size_t n_entries, cap_entries;
+
+/* Merge e into the entries with the same output (folded line, and for
+ * the report the same process), or append it. A hash of the lines keeps
+ * this linear. */
+static struct {
+	size_t *slots;  /* entry index + 1; 0 empty */
+	size_t cap;
+} merge_index;
+
+static uint64_t hash_str(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t entry_hash(const struct entry *e, bool with_pid)
+{
+	uint64_t h = hash_str(e->folded, 14695981039346656037ull);
+
+	return with_pid ? (h ^ e->tgid ^ ((uint64_t)e->pid << 32)) * 1099511628211ull : h;
+}
+
+static bool same(const struct entry *a, const struct entry *b, bool with_pid)
+{
+	return !strcmp(a->folded, b->folded) &&
+	       (!with_pid || (a->tgid == b->tgid && a->pid == b->pid));
+}
+
+static void merge_rebuild(bool with_pid);
+
+static void merge_entry(struct entry *e, bool with_pid)
+{
+	size_t i;
+
+	if ((n_entries + 1) * 2 > merge_index.cap)
+		merge_rebuild(with_pid);
+	for (i = entry_hash(e, with_pid) & (merge_index.cap - 1);
+	     merge_index.slots[i]; i = (i + 1) & (merge_index.cap - 1)) {
+		struct entry *o = &entries[merge_index.slots[i] - 1];
+
+		if (same(o, e, with_pid)) {
+			o->count += e->count;
+			frames_free(&e->user);
+			frames_free(&e->kern);
+			free(e->folded);
+			return;
+		}
+	}
+	if (n_entries == cap_entries) {
+		cap_entries = cap_entries ? cap_entries * 2 : 256;
+		entries = realloc(entries, cap_entries * sizeof(*entries));
+		if (!entries)
+			tk_fail("out of memory");
+	}
+	entries[n_entries++] = *e;
+	merge_index.slots[i] = n_entries;
+}
+
+static void merge_rebuild(bool with_pid)
+{
+	size_t i, j;
+
+	free(merge_index.slots);
+	merge_index.cap = merge_index.cap ? merge_index.cap * 2 : 1024;
+	while ((n_entries + 1) * 2 > merge_index.cap)
+		merge_index.cap *= 2;
+	merge_index.slots = calloc(merge_index.cap, sizeof(*merge_index.slots));
+	if (!merge_index.slots)
+		tk_fail("out of memory");
+	for (j = 0; j < n_entries; j++) {
+		for (i = entry_hash(&entries[j], with_pid) & (merge_index.cap - 1);
+		     merge_index.slots[i]; i = (i + 1) & (merge_index.cap - 1))
+			;
+		merge_index.slots[i] = j + 1;
+	}
+}
+
+static void collect(struct bpf_object *obj, const struct tk_stacks_print *how)
+{
+	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
+	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
+	int counts_fd = bpf_map__fd(counts), stacks_fd = bpf_map__fd(stacks);
+	struct tk_stack_key key, next, *prev = NULL;
+	/* The report keeps processes apart; folded lines merge them. */
+	bool with_pid = !how->no_comm && !tk_stack_opts.folded;
+	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
+
+	if (!ips)
+		tk_fail("out of memory");
+	while (!bpf_map_get_next_key(counts_fd, prev, &next)) {
+		struct entry e = { 0 };
+		uint64_t count;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(counts_fd, &key, &count))
+			continue;  /* deleted meanwhile: nothing deletes, but */
+		if (!key.tgid && !how->include_idle)
+			continue;
+		memcpy(e.comm, key.comm, TK_TASK_COMM_LEN);
+		e.comm[TK_TASK_COMM_LEN] = 0;
+		sanitize(e.comm);
+		e.tgid = key.tgid;
+		e.pid = how->by_thread ? key.pid : key.tgid;
+		e.count = count;
+		e.user_missed = id_missed(key.user_stack_id);
+		e.kern_missed = id_missed(key.kern_stack_id);
+		if (key.user_stack_id >= 0 &&
+		    !read_stack(stacks_fd, key.user_stack_id, true, key.tgid, ips, &e.user))
+			e.user_missed = true;
+		if (key.kern_stack_id >= 0 &&
+		    !read_stack(stacks_fd, key.kern_stack_id, false, 0, ips, &e.kern))
+			e.kern_missed = true;
+		e.folded = fold(&e, how);
+		merge_entry(&e, with_pid);
+	}
+	free(ips);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? -1 : 1;
+	return strcmp(x->folded, y->folded);
+}
+
+static int by_line(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->folded,
+		      ((const struct entry *)b)->folded);
+}
+
+static void print_report_entry(const struct entry *e,
+			       const struct tk_stacks_print *how)
+{
+	int i;
+
+	if (e->kern_missed)
+		printf("    [Missed Kernel Stack]\n");
+	for (i = 0; i < e->kern.n; i++)
+		printf("    %s\n", e->kern.v[i]);
+	if (tk_stack_opts.delimited && (e->kern.n || e->kern_missed) &&
+	    (e->user.n || e->user_missed))
+		printf("    --\n");
+	if (e->user_missed)
+		printf("    [Missed User Stack]\n");
+	for (i = 0; i < e->user.n; i++)
+		printf("    %s\n", e->user.v[i]);
+	if (!how->no_comm)
+		printf("    %-16s %s (%u)\n", "-", e->comm, e->pid);
+	printf("        %llu\n\n", e->count);
+}
+
+static void json_frames(struct tk_json *j, const char *key, const struct frames *f)
+{
+	tk_json_arr_open(j, key);
+	for (int i = f->n - 1; i >= 0; i--)
+		tk_json_str(j, NULL, f->v[i]);
+	tk_json_arr_close(j);
+}
+
+static void print_json_entry(const struct entry *e,
+			     const struct tk_stacks_print *how)
+{
+	struct tk_json j;
+
+	tk_json_begin(&j, stdout);
+	tk_json_str(&j, "type", "stack");
+	if (!how->no_comm) {
+		tk_json_str(&j, "comm", e->comm);
+		tk_json_uint(&j, "pid", e->tgid);
+		if (how->by_thread)
+			tk_json_uint(&j, "tid", e->pid);
+	}
+	if (!tk_stack_opts.kernel_only) {
+		json_frames(&j, "user", &e->user);
+		tk_json_bool(&j, "user_missed", e->user_missed);
+	}
+	if (!tk_stack_opts.user_only) {
+		json_frames(&j, "kernel", &e->kern);
+		tk_json_bool(&j, "kernel_missed", e->kern_missed);
+	}
+	tk_json_uint(&j, "value", e->count);
+	tk_json_str(&j, "unit", how->unit);
+	tk_json_end(&j);
+}
+
+void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
+{
+	size_t i;
+
+	collect(obj, how);
+	if (tk_stack_opts.folded && !tk_opts.json)
+		qsort(entries, n_entries, sizeof(*entries), by_line);
+	else
+		qsort(entries, n_entries, sizeof(*entries), by_count);
+	for (i = 0; i < n_entries; i++) {
+		const struct entry *e = &entries[i];
+
+		if (tk_opts.json)
+			print_json_entry(e, how);
+		else if (tk_stack_opts.folded)
+			printf("%s %llu\n", e->folded, e->count);
+		else
+			print_report_entry(e, how);
+	}
+	fflush(stdout);
+}
+
+/* --- What made the stacks incomplete ------------------------------------ */
+
+void tk_stacks_report(struct bpf_object *obj)
+{
+	struct bpf_map *errs = bpf_object__find_map_by_name(obj, "tk_stack_errs");
+	unsigned long long collisions = 0, full = 0, other = 0;
+	const char *tool = tk_tool_name();
+	struct tk_losses l;
+	struct tk_json j;
+
+	tk_losses_read(obj, &l);
+	if (errs) {
+		tk_percpu_sum(errs, TK_STACK_ERR_COLLISION, &collisions);
+		tk_percpu_sum(errs, TK_STACK_ERR_FULL, &full);
+		tk_percpu_sum(errs, TK_STACK_ERR_OTHER, &other);
+	}
+	fflush(stdout);
+	if (tk_opts.json) {
+		tk_json_begin(&j, stdout);
+		tk_json_str(&j, "type", "loss");
+		tk_json_uint(&j, "events_lost", l.events);
+		tk_json_uint(&j, "map_inserts_failed", l.map_full);
+		tk_json_uint(&j, "stack_collisions", collisions);
+		tk_json_uint(&j, "stack_map_full", full);
+		tk_json_uint(&j, "stack_errors", other + stacks_unreadable);
+		tk_json_uint(&j, "stacks_truncated", truncated_stacks);
+		tk_json_end(&j);
+		fflush(stdout);
+		return;
+	}
+	if (l.map_full)
+		fprintf(stderr, "%s: %llu samples dropped: the counts map was full (%u stacks); raise --max-stacks\n",
+			tool, l.map_full, tk_stack_opts.max_stacks);
+	if (collisions)
+		fprintf(stderr, "%s: %llu stacks lost to hash collisions in the stack map; raise --stack-storage-size (now %u)\n",
+			tool, collisions, tk_stack_opts.storage_size);
+	if (full)
+		fprintf(stderr, "%s: %llu stacks lost: the stack map was full; raise --stack-storage-size (now %u)\n",
+			tool, full, tk_stack_opts.storage_size);
+	if (other + stacks_unreadable)
+		fprintf(stderr, "%s: %llu stacks could not be taken or read; run with -v\n",
+			tool, other + stacks_unreadable);
+	if (truncated_stacks)
+		fprintf(stderr, "%s: %llu stacks reached the %u-frame limit and may be truncated; raise --perf-max-stack-depth (and kernel.perf_event_max_stack)\n",
+			tool, truncated_stacks, tk_stack_opts.max_depth);
+	if (l.events)
+		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
+			tool, l.events, tk_events_transport_name());
+}
