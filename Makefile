@@ -7,7 +7,8 @@
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
 #   make deps       install the Debian packages that build and tests need
-#   make fuzz       fuzz the JSON string escaper (libFuzzer, ASan+UBSan)
+#   make fuzz       fuzz the JSON escaper and the symbol-file parsers
+#                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
 ARCH := $(shell uname -m)
 BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
@@ -39,6 +40,7 @@ LIBTRACE := $(OBJ)/libtrace.a
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
 	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
+	xz-utils binutils elfutils \
 	qemu-system-x86 udev busybox-static
 
 .PHONY: all deps check check-unit check-e2e fuzz bench clean
@@ -128,14 +130,33 @@ VM_KERNELS ?= 5.10 6.1 6.12
 check-vm: all
 	$(PYTHON) tests/vm/check-vm.py --build $(BUILD) --bin $(BIN) --kernels "$(VM_KERNELS)"
 
-# libFuzzer over the JSON escaper, with ASan and UBSan.
+# libFuzzer (ASan+UBSan) over every tests/fuzz/fuzz_<name>.c, FUZZ_TIME
+# seconds each; seeds in tests/fuzz/corpus-<name>/ (else tests/fuzz/corpus).
+.SECONDEXPANSION:
 FUZZ_TIME ?= 60
-fuzz: deps-stamp | $(OBJ)/tests
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Ilibtrace -Ibpf -D_GNU_SOURCE tests/fuzz/fuzz_json.c libtrace/json.c \
-		-o $(OBJ)/tests/fuzz_json
-	mkdir -p $(BUILD)/fuzz-corpus
-	$(OBJ)/tests/fuzz_json -max_total_time=$(FUZZ_TIME) $(BUILD)/fuzz-corpus tests/fuzz/corpus
+FUZZERS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Ilibtrace -Ibpf -D_GNU_SOURCE
+# The libtrace sources each harness exercises.
+fuzz_src_json := libtrace/json.c
+fuzz_src_kallsyms := libtrace/symparse.c
+fuzz_src_maps := libtrace/symparse.c
+fuzz_src_perfmap := libtrace/symparse.c
+
+$(OBJ)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_src_$$*) | $(OBJ)/fuzz
+	$(CLANG) $(FUZZ_CFLAGS) $< $(fuzz_src_$*) -o $@
+
+$(OBJ)/fuzz: | $(BUILD)/.deps-stamp
+	mkdir -p $@
+
+fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
+	@set -e; for f in $(FUZZERS); do \
+		corpus=tests/fuzz/corpus-$$f; [ -d $$corpus ] || corpus=tests/fuzz/corpus; \
+		mkdir -p $(BUILD)/fuzz-corpus/$$f; \
+		echo "== fuzz_$$f ($(FUZZ_TIME) s)"; \
+		$(OBJ)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+			$(BUILD)/fuzz-corpus/$$f $$corpus; \
+	done
 
 bench: all
 	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) bench/syscount_overhead.py --latency

@@ -19,7 +19,19 @@
  * namespace).
  *
  * What cannot be resolved has name NULL; tk_sym_format prints it as
- * "[unknown]", with the module where known: "[unknown] (libfoo.so)". */
+ * "[unknown]", with the module where known: "[unknown] (libfoo.so)".
+ *
+ * Only executable mappings are kept. The [vdso] is named from this
+ * process's own vDSO image (the kernel's, the same in every process of
+ * our architecture): module "[vdso]". A process's addresses that miss its
+ * mappings make it re-read (at most every 100 ms, while it lives), so
+ * code dlopen'ed or JIT-compiled since it was noted is found.
+ * Memory: results are cached per (file, address), up to 256Ki entries a
+ * file; at most 8192 processes are kept (the least recently used go);
+ * files stay open (for processes that exit) up to half the descriptor
+ * limit, past which they are opened only while their process lives.
+ * Kernel lookups read /proc/kallsyms on first use (~2 MB for ~120k
+ * symbols). Not thread-safe: one tk_syms per thread. */
 #ifndef TK_SYMBOLIZE_H
 #define TK_SYMBOLIZE_H
 
@@ -50,10 +62,16 @@ int tk_syms_note_pid(struct tk_syms *s, pid_t pid);
 struct tk_sym {
 	const char *name;    /* function; NULL when unknown */
 	const char *module;  /* file base name ("libc.so.6"), kernel module
-			      * ("ext4"), "kernel", "[jit]"; NULL when
-			      * not even the mapping is known */
-	unsigned long long offset;  /* from the symbol's start (or, when
-				     * name is NULL, from the module's) */
+			      * ("ext4"), "kernel", "[jit]" (a perf-PID.map
+			      * entry), "[vdso]", or a pseudo mapping's name
+			      * ("[heap]"); NULL when not even the mapping
+			      * is known */
+	unsigned long long offset;  /* from the symbol's start; when name
+				     * is NULL: for an ELF file, the ELF
+				     * virtual address (what addr2line -e
+				     * FILE takes; the file offset if the
+				     * file cannot be read), else the
+				     * address itself */
 	bool inlined;        /* an inlined frame: its caller follows */
 };
 
@@ -66,7 +84,9 @@ int tk_syms_kernel(struct tk_syms *s, unsigned long long addr,
  * inlined function first and the function that holds the code last
  * (always one frame without inline_frames). Returns the number filled,
  * at least 1 (max >= 1). A process not noted before is noted now.
- * Strings live as long as s. */
+ * Strings live as long as s, or until their process is forgotten to
+ * bound memory (after 8192 others were seen since it was last used):
+ * copy them to keep them across that many processes. */
 int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
 		 struct tk_sym *out, int max);
 

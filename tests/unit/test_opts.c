@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "opts.h"
+#include "perfevent.h"
 #include "setup.h"
+#include "stacks.h"
 
 /* ---- the fake tools ---- */
 
@@ -90,11 +92,20 @@ static const struct tk_tool tool_bare = {
 	.periodic = true,
 };
 
+/* Like the stack tools: the stack options as a family, -d its own. */
+static const struct tk_tool tool_stacker = {
+	.name = "stacker",
+	.doc = "A fake stack tool.",
+	.extra = &tk_stack_argp,
+	.own_letters = "d",
+};
+
 /* ---- running code in a child ---- */
 
 struct shared {
 	struct tk_opts opts;
 	struct fake fake;
+	struct tk_stack_opts stack;
 	char comm[sizeof(((struct tk_filter *)0)->comm)];
 	char cgroup_path[256];
 	char btf_path[256];
@@ -343,6 +354,8 @@ static void call_parse(const void *p)
 	tk_parse_args(pc->tool, argc, argv);
 	sh->opts = tk_opts;
 	sh->fake = fake;
+	sh->stack = tk_stack_opts;
+	sh->stack.debug_dirs = NULL;  /* a pointer into the child */
 	memcpy(sh->comm, tk_opts.filter.comm, sizeof(sh->comm));
 	if (tk_opts.cgroup_path)
 		snprintf(sh->cgroup_path, sizeof(sh->cgroup_path), "%s",
@@ -734,6 +747,76 @@ static void test_parse_help(void **state)
 	assert_non_null(strstr(c.out, "[interval [count]]"));
 }
 
+/* ---- option families (tk_tool.extra): the stack tools' options ---- */
+
+static void test_parse_stack_options(void **state)
+{
+	struct child c;
+
+	(void)state;
+	PARSE(&c, &tool_stacker, NULL);
+	assert_success(&c);
+	assert_false(sh->stack.folded);
+	assert_int_equal(sh->stack.storage_size, 16384);
+	assert_int_equal(sh->stack.max_depth, 127);
+	assert_int_equal(sh->stack.max_stacks, 16384);
+
+	/* -d is --delimited here; --duration keeps its long name. */
+	PARSE(&c, &tool_stacker, "-fdaU", "--duration", "3", "--inline",
+	      "--stack-storage-size", "1024", "--max-stacks=99",
+	      "--perf-max-stack-depth", "20", "-p", "7", NULL);
+	assert_success(&c);
+	assert_true(sh->stack.folded);
+	assert_true(sh->stack.delimited);
+	assert_true(sh->stack.annotations);
+	assert_true(sh->stack.user_only);
+	assert_false(sh->stack.kernel_only);
+	assert_true(sh->stack.inline_frames);
+	assert_int_equal(sh->stack.storage_size, 1024);
+	assert_int_equal(sh->stack.max_stacks, 99);
+	assert_int_equal(sh->stack.max_depth, 20);
+	assert_float_equal(sh->opts.duration, 3, 0);
+	assert_int_equal(sh->opts.filter.tgid, 7);
+
+	PARSE(&c, &tool_stacker, "-U", "-K", NULL);
+	assert_usage_error(&c, "stacker: options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined; see 'stacker --help'\n");
+	PARSE(&c, &tool_stacker, "--stack-storage-size", "0", NULL);
+	assert_usage_error(&c, "stacker: invalid --stack-storage-size value '0': expected an integer from 1 to 16777216; see 'stacker --help'\n");
+	PARSE(&c, &tool_stacker, "--perf-max-stack-depth", "5000", NULL);
+	assert_int_equal(exit_code(&c), 2);
+	assert_non_null(strstr(c.err, "kernel.perf_event_max_stack"));
+	PARSE(&c, &tool_stacker, "--bogus", NULL);
+	assert_usage_error(&c, "stacker: unknown option '--bogus'; see 'stacker --help'\n");
+
+	PARSE(&c, &tool_stacker, "--help", NULL);
+	assert_int_equal(exit_code(&c), 0);
+	assert_non_null(strstr(c.out, "-d, --delimited"));
+	assert_non_null(strstr(c.out, "    --duration=SEC"));
+	assert_non_null(strstr(c.out, "--stack-storage-size=N"));
+}
+
+/* ---- CPU lists (profile -C) ---- */
+
+static void test_cpu_list(void **state)
+{
+	bool set[8];
+
+	(void)state;
+	assert_int_equal(tk_parse_cpu_list("0", set, 8), 0);
+	assert_true(set[0] && !set[1]);
+	assert_int_equal(tk_parse_cpu_list("1,3-5,7", set, 8), 0);
+	assert_true(!set[0] && set[1] && !set[2] && set[3] && set[4] &&
+		    set[5] && !set[6] && set[7]);
+	assert_int_equal(tk_parse_cpu_list("8", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("3-1", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("1,", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("1-", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("a", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("-1", set, 8), -EINVAL);
+	assert_int_equal(tk_parse_cpu_list("1 ", set, 8), -EINVAL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -770,6 +853,8 @@ int main(void)
 		cmocka_unit_test(test_parse_value_for_flag),
 		cmocka_unit_test(test_parse_value_for_long_only_flag),
 		cmocka_unit_test(test_parse_help),
+		cmocka_unit_test(test_parse_stack_options),
+		cmocka_unit_test(test_cpu_list),
 	};
 
 	return cmocka_run_group_tests_name("opts", tests, setup, teardown);

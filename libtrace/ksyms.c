@@ -1,0 +1,220 @@
+/* Kernel symbols from /proc/kallsyms: one sorted array, binary search.
+ *
+ * Every symbol is kept, not only text ones: a data or other non-text
+ * symbol after a function marks where that function's code can no longer
+ * be (kallsyms has no sizes), so an address past the kernel's text or in
+ * a module's data is unknown rather than blamed on the last function.
+ * Names share one arena (offsets, so it may grow by realloc), modules are
+ * interned; an entry is 16 bytes, ~2 MB for a distribution kernel. */
+#include "symbolize_int.h"
+#include "symparse.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ksym {
+	unsigned long long addr;
+	uint32_t name;      /* offset in names */
+	uint16_t mod;       /* index in mods; 0 = "kernel" */
+	uint8_t text;       /* t/T/w/W */
+	uint8_t rank;       /* preference among symbols at one address */
+};
+
+struct tk_ksyms {
+	struct ksym *syms;
+	size_t n;
+	char *names;
+	size_t names_len;
+	char **mods;
+	size_t nmods;
+	bool restricted;
+};
+
+static bool is_text(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+/* Which of several symbols at one address to show: a text symbol, then
+ * a global one, then a weak one; never an empty or local label. */
+static uint8_t rank_of(char t)
+{
+	switch (t) {
+	case 'T': return 4;
+	case 'W': return 3;
+	case 't': return 2;
+	case 'w': return 1;
+	default: return 0;
+	}
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Best first, so dedup keeps the first of a run. */
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	return 0;
+}
+
+static int intern_mod(struct tk_ksyms *k, const char *m, size_t len)
+{
+	size_t i;
+	char **nm;
+
+	/* Modules arrive grouped, so the last one is nearly always it. */
+	for (i = k->nmods; i-- > 1;)
+		if (!strncmp(k->mods[i], m, len) && !k->mods[i][len])
+			return (int)i;
+	if (k->nmods >= UINT16_MAX)
+		return 0;
+	nm = realloc(k->mods, (k->nmods + 1) * sizeof(*nm));
+	if (!nm)
+		return -1;
+	k->mods = nm;
+	if (!(nm[k->nmods] = strndup(m, len)))
+		return -1;
+	return (int)k->nmods++;
+}
+
+struct tk_ksyms *tk_ksyms_load(const char *path)
+{
+	struct tk_ksyms *k = calloc(1, sizeof(*k));
+	size_t cap = 0, ncap = 0, lcap = 0, nonzero = 0, i, j;
+	char *line = NULL;
+	ssize_t len;
+	FILE *f;
+
+	if (!k || !(k->mods = malloc(sizeof(*k->mods))) ||
+	    !(k->mods[0] = strdup("kernel")))
+		goto oom;
+	k->nmods = 1;
+	f = fopen(path, "re");
+	if (!f)
+		return k;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		struct tk_ksym_line l;
+		struct ksym *ks;
+		int mod = 0;
+
+		if (tk_parse_kallsyms_line(line, (size_t)len, &l))
+			continue;
+		if (l.mod && (mod = intern_mod(k, l.mod, l.mod_len)) < 0)
+			goto oom_file;
+		if (k->n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if (!(ks = realloc(k->syms, cap * sizeof(*ks))))
+				goto oom_file;
+			k->syms = ks;
+		}
+		if (k->names_len + l.name_len + 1 > ncap) {
+			char *nn;
+
+			ncap = ncap ? ncap * 2 : 1 << 20;
+			while (ncap < k->names_len + l.name_len + 1)
+				ncap *= 2;
+			if (ncap > UINT32_MAX || !(nn = realloc(k->names, ncap)))
+				goto oom_file;
+			k->names = nn;
+		}
+		ks = &k->syms[k->n++];
+		ks->addr = l.addr;
+		ks->name = (uint32_t)k->names_len;
+		ks->mod = (uint16_t)mod;
+		ks->text = is_text(l.type);
+		ks->rank = rank_of(l.type);
+		memcpy(k->names + k->names_len, l.name, l.name_len);
+		k->names_len += l.name_len;
+		k->names[k->names_len++] = '\0';
+		if (l.addr)
+			nonzero++;
+	}
+	free(line);
+	fclose(f);
+	if (k->n && !nonzero) {
+		/* kptr_restrict hides addresses: nothing to search. */
+		k->restricted = true;
+		k->n = 0;
+		return k;
+	}
+	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	/* One entry per address (the best ranked: first after sorting);
+	 * drop zero addresses (absolute symbols, per-CPU offsets). */
+	for (i = j = 0; i < k->n; i++) {
+		if (!k->syms[i].addr)
+			continue;
+		if (j && k->syms[j - 1].addr == k->syms[i].addr)
+			continue;
+		k->syms[j++] = k->syms[i];
+	}
+	k->n = j;
+	return k;
+
+oom_file:
+	free(line);
+	fclose(f);
+oom:
+	tk_ksyms_free(k);
+	return NULL;
+}
+
+void tk_ksyms_free(struct tk_ksyms *k)
+{
+	size_t i;
+
+	if (!k)
+		return;
+	for (i = 0; k->mods && i < k->nmods; i++)
+		free(k->mods[i]);
+	free(k->mods);
+	free(k->names);
+	free(k->syms);
+	free(k);
+}
+
+bool tk_ksyms_restricted(const struct tk_ksyms *k)
+{
+	return k->restricted;
+}
+
+size_t tk_ksyms_count(const struct tk_ksyms *k)
+{
+	return k->n;
+}
+
+void tk_ksyms_lookup(const struct tk_ksyms *k, unsigned long long addr,
+		     struct tk_sym *out)
+{
+	size_t lo = 0, hi = k->n;
+	const struct ksym *ks;
+
+	out->name = NULL;
+	out->module = NULL;
+	out->offset = addr;
+	out->inlined = false;
+	/* Last entry with ks->addr <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	ks = &k->syms[lo - 1];
+	/* The last symbol of all has no end marker after it; cap it so
+	 * that a garbage address far above it stays unknown. */
+	if (lo == k->n && addr - ks->addr >= (1ULL << 20))
+		return;
+	out->module = k->mods[ks->mod];
+	if (!ks->text)
+		return;
+	out->name = k->names + ks->name;
+	out->offset = addr - ks->addr;
+}
