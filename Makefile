@@ -158,8 +158,12 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 			$(BUILD)/fuzz-corpus/$$f $$corpus; \
 	done
 
+# Comparisons with the peers; each writes its section of bench/RESULTS.md.
 bench: all
 	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) bench/syscount_overhead.py --latency
+	{ printf '## Symbolization: 100,000 user stacks of a large library\n\n'; \
+	  sh bench/symbolize_bench.sh $(BUILD); } > $(BUILD)/bench-symbolize.md
+	$(PYTHON) bench/results.py symbolize < $(BUILD)/bench-symbolize.md
 
 clean:
 	rm -rf $(BUILD)

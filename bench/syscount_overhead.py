@@ -13,7 +13,6 @@ the rounds. Results go to bench/RESULTS.md (section between markers).
 Environment: TRACEKIT_BIN (default build/bin), CC, CLANG, LIBBPF_TOOLS
 (default /usr/sbin). Needs root, clang, libbpf-dev, libbpf-tools."""
 import argparse
-import datetime
 import os
 import platform
 import re
@@ -26,10 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from results import machine_line, write_section
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BEGIN = "<!-- syscount_overhead:begin -->"
-END = "<!-- syscount_overhead:end -->"
 
 
 def die(msg):
@@ -114,28 +113,6 @@ def measure(loop, calls, bursts, cpu):
     return min(float(x) for x in r.stdout.split())
 
 
-def machine():
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libbpf-tools"],
-                         capture_output=True, text=True).stdout or "unknown"
-    return model, os.cpu_count(), platform.release(), ver
-
-
-def write_results(path, text):
-    section = f"{BEGIN}\n{text}{END}\n"
-    old = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    if BEGIN in old and END in old:
-        new = old[:old.index(BEGIN)] + section + old[old.index(END) + len(END) + 1:]
-    else:
-        new = old.rstrip("\n") + "\n\n" + section
-    path.write_text(new)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=9)
@@ -197,12 +174,10 @@ def main():
     med = {t.name: statistics.median(s[1] for s in t.samples) for t in tracers}
     tk, lt = med["tracekit syscount"], med["libbpf-tools syscount"]
     ratios = [a[1] / b[1] for a, b in zip(tracers[0].samples, tracers[1].samples) if b[1] > 0]
-    model, ncpu, kernel, ver = machine()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "## syscount: per-syscall overhead",
         "",
-        f"- Date: {now}; kernel {kernel}; {model}, {ncpu} CPUs; libbpf-tools {ver}",
+        machine_line().rstrip("\n"),
         f"- Workload: `syscall(SYS_getppid)` in a tight loop on CPU {cpu}, timed by its CPU time; "
         f"{args.rounds} rounds, each run {args.bursts} bursts of {args.calls} calls (fastest burst)",
         f"- tracekit: {method}, on sys_exit only; libbpf-tools: a classic tracepoint "
@@ -239,7 +214,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     if args.output != "-":
-        write_results(Path(args.output), text)
+        write_section("syscount_overhead", text, Path(args.output))
         print(f"wrote {args.output}", file=sys.stderr)
 
 
