@@ -945,8 +945,10 @@ const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size)
 {
 	if (!size)
 		return buf;
+	/* A .dynsym name may carry its version ("clock_gettime@@GLIBC_2.17"):
+	 * people know the function by its name alone, as perf shows it. */
 	if (sym->name)
-		snprintf(buf, size, "%s", sym->name);
+		snprintf(buf, size, "%.*s", (int)strcspn(sym->name, "@"), sym->name);
 	else if (sym->module)
 		snprintf(buf, size, "[unknown] (%s)", sym->module);
 	else

@@ -90,7 +90,9 @@ int tk_syms_kernel(struct tk_syms *s, unsigned long long addr,
 int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
 		 struct tk_sym *out, int max);
 
-/* "name", "[unknown] (module)" or "[unknown]", into buf; returns buf. */
+/* "name" (without a symbol version: "clock_gettime", not
+ * "clock_gettime@@GLIBC_2.17"), "[unknown] (module)" or "[unknown]",
+ * into buf; returns buf. */
 const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size);
 
 #endif

@@ -708,12 +708,14 @@ static void test_format(void **state)
 	struct tk_sym a = { "main", "prog", 4, false };
 	struct tk_sym b = { NULL, "libfoo.so", 0x1234, false };
 	struct tk_sym c = { NULL, NULL, 0x10, false };
+	struct tk_sym d = { "clock_gettime@@GLIBC_2.17", "libc.so.6", 0, false };
 	char buf[64], small[8];
 
 	(void)state;
 	assert_string_equal(tk_sym_format(&a, buf, sizeof(buf)), "main");
 	assert_string_equal(tk_sym_format(&b, buf, sizeof(buf)), "[unknown] (libfoo.so)");
 	assert_string_equal(tk_sym_format(&c, buf, sizeof(buf)), "[unknown]");
+	assert_string_equal(tk_sym_format(&d, buf, sizeof(buf)), "clock_gettime");
 	assert_string_equal(tk_sym_format(&b, small, sizeof(small)), "[unknow");
 }
 
