@@ -262,6 +262,24 @@ static void add_frame(struct frames *f, const char *name, const char *suffix)
 	frames_add(f, buf);
 }
 
+/* The tracing machinery's own frames, innermost in kernel stacks taken
+ * by tp_btf, raw_tp, tp and fentry programs: dropped, so that a stack
+ * starts where the event happened whatever the attach method, and
+ * flame graphs of one event from different kernels and methods merge. */
+static bool plumbing_frame(const char *name)
+{
+	static const char *const prefixes[] = {
+		"bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_",
+		"__traceiter_", "perf_trace_", "perf_syscall_", "trace_call_bpf",
+		"__bpf_prog_enter", "__bpf_prog_exit",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 /* Read stack id from the stack map into text frames. Returns false when
  * the stack is gone (it should not be: nothing deletes stacks). */
 static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
@@ -289,6 +307,8 @@ static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
 					  sym[i].inlined ? "_[i]" : "");
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
+			if (!out->n && sym[0].name && plumbing_frame(sym[0].name))
+				continue;
 			add_frame(out, tk_sym_format(&sym[0], buf, sizeof(buf)), "_[k]");
 		}
 	}

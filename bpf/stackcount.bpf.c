@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/* stackcount: count the stacks that reach one event, a tracepoint, a
+ * kernel function or a user function, as bcc's stackcount.
+ *
+ * One probe, "probe", written once per attach method; userspace points
+ * it at the event given on the command line (tk_set_target_tp or
+ * tk_set_target), and the event's kind picks the chain: tracepoints
+ * probe_tp_btf -> probe_raw_tp -> probe_tp, kernel functions
+ * probe_fentry -> probe_kprobe, user functions probe_uprobe. Each counts
+ * one call of the current task's stacks (tk_stack.bpf.h). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tk_loss.bpf.h"
+#include "tk_filter.bpf.h"
+#include "tk_stack.bpf.h"
+
+static __always_inline int count(void *ctx)
+{
+	struct tk_stack_key key = {};
+
+	if (!tk_task_wanted())
+		return 0;
+	tk_stack_key_fill(ctx, &key, 0);
+	tk_stack_add(ctx, &key, 1);
+	return 0;
+}
+
+SEC("tp_btf")
+int probe_tp_btf(void *ctx)
+{
+	return count(ctx);
+}
+
+SEC("raw_tp")
+int probe_raw_tp(void *ctx)
+{
+	return count(ctx);
+}
+
+SEC("tp")
+int probe_tp(void *ctx)
+{
+	return count(ctx);
+}
+
+SEC("fentry")
+int probe_fentry(void *ctx)
+{
+	return count(ctx);
+}
+
+SEC("kprobe")
+int probe_kprobe(struct pt_regs *ctx)
+{
+	return count(ctx);
+}
+
+SEC("uprobe")
+int probe_uprobe(struct pt_regs *ctx)
+{
+	return count(ctx);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,509 @@
+"""stackcount end to end: a workload the test builds (a PIE and a
+fixed-address executable, both linked with a shared library also built
+here, all with frame pointers) calls a function through a known chain of
+functions an exact number of times, or makes a syscall so; stackcount
+must count exactly those calls, each with its stack, symbolized.
+
+Kernel functions need fentry or kprobes: those tests skip, naming why,
+on a kernel without them (make check-vm runs them elsewhere); here the
+failure itself is checked."""
+import os
+import platform
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
+                      kernel_has, loss_record, require, run)
+
+PROGS = ROOT / "tests/e2e/progs"
+CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
+ET_EXEC, ET_DYN = 2, 3
+
+# A kernel function reached exactly once per fsync(2), in the BTF and
+# kallsyms of 5.10 to 6.18 (funclatency's tests use it too).
+KERNEL_FN = {"x86_64": "__x64_sys_fsync",
+             "aarch64": "__arm64_sys_fsync"}.get(platform.machine())
+# The outermost kernel frames of a syscall on x86_64, on every kernel.
+SYSCALL_ENTRY = ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"]
+
+LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
+        "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
+        "stacks_truncated": 0}
+
+
+def kernel_version():
+    return tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", platform.release()).groups())
+
+
+# A uprobe fires on a function's first instruction, before it has pushed
+# its frame pointer: a frame-pointer walk then skips its caller. Linux
+# 6.11 ("perf,x86: avoid missing caller address in stack traces captured
+# in uprobe") adds the caller from the return address on the stack, and
+# stable kernels took it (Debian's 6.1 has it, its 5.10 not): before 6.11
+# the caller may be missing, from 6.11 on it must be there.
+CALLER_MAY_BE_MISSING = platform.machine() == "x86_64" and kernel_version() < (6, 11)
+
+
+def ends_at_entry(frames, chain):
+    """frames (outermost first) end with chain, as a uprobe on chain[-1]
+    sees it: its caller (chain[-2]) may be missing on older kernels."""
+    if frames[len(frames) - len(chain):] == chain:
+        return True
+    short = chain[:-2] + chain[-1:]
+    return CALLER_MAY_BE_MISSING and frames[len(frames) - len(short):] == short
+
+
+# Kernel stacks at a classic syscalls:* tracepoint: 5.10 and 6.1 hand the
+# BPF program the syscall's user registers, so it has no kernel stack
+# (an empty one, not a missed one); 6.12 and later hand it the kernel's,
+# from the syscall entry on.
+def syscall_kernel_stack_ok(frames):
+    if platform.machine() != "x86_64":
+        return True
+    if not frames:
+        return kernel_version() < (6, 12)
+    return frames[:2] == SYSCALL_ENTRY
+
+
+CALLS = ["main", "outer", "middle", "target_func"]
+PATH1 = ["main", "path1", "via_one", "shared_func"]
+PATH2 = ["main", "path2", "via_two", "shared_func"]
+LIB = ["main", "use_lib", "sc_lib_entry", "sc_lib_inner", "sc_lib_target"]
+GETPPID = ["main", "sys_outer", "sys_middle", "do_getppid"]
+FSYNC = ["main", "sys_outer", "sys_middle", "do_fsync"]
+
+
+@pytest.fixture(scope="module")
+def progs(tmp_path_factory):
+    """libsctarget.so, and the workload linked with it as a PIE (sc-pie)
+    and as a fixed-address executable (sc-nopie)."""
+    d = tmp_path_factory.mktemp("stackcount")
+    lib = d / "libsctarget.so"
+    subprocess.run(["cc", *CFLAGS, "-fPIC", "-shared", "-o", str(lib),
+                    str(PROGS / "stackcount_lib.c")], check=True)
+    out = {"lib": lib, "pie": d / "sc-pie", "nopie": d / "sc-nopie"}
+    flags = {"pie": ["-fPIE", "-pie"], "nopie": ["-fno-pie", "-no-pie"]}
+    for kind in ("pie", "nopie"):
+        subprocess.run(["cc", *CFLAGS, *flags[kind], "-o", str(out[kind]),
+                        str(PROGS / "stackcount_target.c"), f"-L{d}", "-lsctarget",
+                        f"-Wl,-rpath,{d}"], check=True)
+        with open(out[kind], "rb") as f:
+            e_type = int.from_bytes(f.read(18)[16:18], "little")
+        assert e_type == (ET_DYN if kind == "pie" else ET_EXEC), (kind, e_type)
+    return out
+
+
+class Target:
+    """The workload: send("calls 5") returns once its calls are made;
+    finish() ends its input and waits for it to exit."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        assert self.proc.stdout.readline() == "ready\n"
+
+    def send(self, cmd):
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline() == "done\n", cmd
+
+    def finish(self):
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def trace(args, path, cmds, env=None):
+    """Run stackcount while a fresh workload runs cmds; args may name the
+    workload's pid as "PID". Returns (stdout, stderr, pid)."""
+    with Target(path) as t:
+        args = [str(t.pid) if a == "PID" else a for a in args]
+        with Tool("stackcount", *args, env=env) as tool:
+            for c in cmds:
+                t.send(c)
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    return out, err, t.pid
+
+
+def wait_noted(tool, binary, timeout=10):
+    """Until stackcount has noted the workload: its symbolizer then holds
+    the workload's executable open (stackcount notes a process when it
+    counts its first stack, while the process runs)."""
+    deadline = time.monotonic() + timeout
+    fds = Path(f"/proc/{tool.proc.pid}/fd")
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
+                return
+        except FileNotFoundError:
+            pass  # an fd closed while we looked
+        time.sleep(0.01)
+    pytest.fail(f"stackcount did not open {binary} within {timeout} s")
+
+
+def folded(out):
+    """{line without count: count} of folded output, lines unique."""
+    lines = {}
+    for line in out.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        assert stack not in lines, line
+        lines[stack] = int(count)
+    return lines
+
+
+def ends_with(stack, chain):
+    """stack (';'-joined, outermost first) ends with the frames chain,
+    whatever runs main (libc's start-up, not built with frame pointers)."""
+    frames = stack.split(";")
+    return frames[len(frames) - len(chain):] == chain
+
+
+def stacks(out):
+    """The stack records of a JSON run, its loss record checked."""
+    records = json_lines(out)
+    assert loss_record(records) == LOSS
+    recs = records[:-1]
+    assert all(r["type"] == "stack" for r in recs), recs
+    return recs
+
+
+def only(d):
+    assert len(d) == 1, d
+    return next(iter(d.items()))
+
+
+# ---- user functions (uprobes) ----
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+def test_counts_every_call_with_its_stack(progs, kind):
+    """137 calls of target_func through main -> outer -> middle: one
+    folded stack, counted 137."""
+    path = progs[kind]
+    out, err, _ = trace(["-f", "-p", "PID", f"{path}:target_func"], path, ["calls 137"])
+    stack, count = only(folded(out))
+    assert ends_at_entry(stack.split(";"), CALLS) and count == 137, out
+    assert "target_func" not in stack.split(";")[:-1] and "[unknown]" not in stack, out
+    assert err == ""
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+def test_process_that_exited_still_symbolizes(progs, kind):
+    """The workload makes its calls and exits before stackcount prints:
+    its stacks symbolize from what stackcount noted while it ran."""
+    path = progs[kind]
+    with Target(path) as t:
+        with Tool("stackcount", "-f", "-p", t.pid, f"{path}:target_func") as tool:
+            t.send("calls 137")
+            wait_noted(tool, path)
+            t.finish()
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    stack, count = only(folded(out))
+    assert ends_at_entry(stack.split(";"), CALLS) and count == 137, out
+    assert "target_func" not in stack.split(";")[:-1] and "[unknown]" not in stack, out
+    assert err == ""
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+def test_two_call_sites_are_two_stacks(progs, kind):
+    path = progs[kind]
+    out, _, _ = trace(["-f", "-p", "PID", f"{path}:shared_func"], path, ["split 100 37"])
+    lines = folded(out)
+    assert len(lines) == 2, out
+    for chain, n in ((PATH1, 100), (PATH2, 37)):
+        assert [c for s, c in lines.items() if ends_at_entry(s.split(";"), chain)] == [n], out
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.parametrize("spec", ["PATH", "NAME"])
+def test_shared_library_function(progs, kind, spec):
+    """LIB:FUNC, the library given by its path or by its name as the
+    process maps it (-p): the stack crosses from the library into the
+    executable."""
+    path = progs[kind]
+    lib = str(progs["lib"]) if spec == "PATH" else "sctarget"
+    out, _, _ = trace(["-f", "-p", "PID", f"{lib}:sc_lib_target"], path, ["lib 29"])
+    stack, count = only(folded(out))
+    assert ends_at_entry(stack.split(";"), LIB) and count == 29, out
+
+
+def test_without_pid_probes_every_process_and_merges(progs):
+    path = progs["pie"]
+    with Target(path) as a, Target(path) as b:
+        with Tool("stackcount", "-j", f"{path}:target_func") as tool:
+            a.send("calls 5")
+            b.send("calls 8")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    (rec,) = stacks(out)
+    assert set(rec) == {"type", "user", "user_missed", "kernel", "kernel_missed",
+                        "value", "unit"}
+    assert ends_at_entry(rec["user"], CALLS)
+    assert (rec["value"], rec["unit"], rec["kernel"]) == (13, "calls", [])
+    assert (rec["user_missed"], rec["kernel_missed"]) == (False, False)
+
+
+def test_per_process_keeps_processes_apart(progs):
+    path = progs["nopie"]
+    with Target(path) as a, Target(path) as b:
+        with Tool("stackcount", "-j", "-P", "-U", f"{path}:target_func") as tool:
+            a.send("calls 5")
+            b.send("calls 8")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    recs = sorted(stacks(out), key=lambda r: r["value"])
+    assert [set(r) for r in recs] == [{"type", "comm", "pid", "user", "user_missed",
+                                       "value", "unit"}] * 2
+    assert [(r["comm"], r["pid"], r["value"]) for r in recs] == [
+        ("sc-nopie", a.pid, 5), ("sc-nopie", b.pid, 8)]
+    assert all(ends_at_entry(r["user"], CALLS) for r in recs)
+
+
+def test_pid_probes_that_process_only(progs):
+    path = progs["pie"]
+    with Target(path) as a, Target(path) as b:
+        with Tool("stackcount", "-f", "-P", "-p", a.pid, f"{path}:target_func") as tool:
+            b.send("calls 6")
+            a.send("calls 4")
+            b.send("calls 6")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    stack, count = only(folded(out))
+    assert stack.startswith("sc-pie;") and ends_at_entry(stack.split(";"), CALLS), out
+    assert count == 4
+
+
+def test_report_format(progs):
+    """bcc's report: frames innermost first, then the count; with -P a
+    "-  comm (pid)" line."""
+    path = progs["pie"]
+    chain = re.escape("    target_func\n") + \
+        ("(    middle\n)?" if CALLER_MAY_BE_MISSING else re.escape("    middle\n")) + \
+        re.escape("    outer\n    main\n")
+    out, _, _ = trace(["-p", "PID", f"{path}:target_func"], path, ["calls 12"])
+    assert re.fullmatch(chain + r"(    \S+\n)*        12\n\n", out), out
+    out, _, pid = trace(["-P", "-p", "PID", f"{path}:target_func"], path, ["calls 3"])
+    assert re.fullmatch(chain + r"(    \S+\n)*" +
+                        re.escape(f"    -                sc-pie ({pid})\n        3\n\n"),
+                        out), out
+
+
+def test_no_calls_print_nothing(progs):
+    path = progs["pie"]
+    out, err, _ = trace(["-p", "PID", f"{path}:target_func"], path, ["calls 0"])
+    assert (out, err) == ("", "")
+    out, _, _ = trace(["-j", "-p", "PID", f"{path}:target_func"], path, [])
+    assert stacks(out) == []
+
+
+def test_duration_ends_the_run(progs):
+    path = progs["pie"]
+    with Target(path) as t:
+        with Tool("stackcount", "-f", "-D", "2", "-p", t.pid, f"{path}:target_func") as tool:
+            t.send("calls 9")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    assert only(folded(out))[1] == 9
+
+
+def test_dry_run_and_verbose_show_the_uprobe(progs):
+    path = progs["pie"]
+    res = run("stackcount", "--dry-run", f"{path}:target_func")
+    assert res.returncode == 0, res.stderr
+    assert [l for l in res.stdout.splitlines() if l.startswith("probe ")] == [
+        f"probe probe uprobe {path}:target_func"]
+    _, err, _ = trace(["-v", "-p", "PID", f"{path}:target_func"], path, [])
+    assert f"stackcount: probe probe: uprobe {path}:target_func\n" in err
+
+
+# ---- tracepoints ----
+
+def test_syscall_tracepoint_kernel_stacks_sum_to_n(progs):
+    """syscalls:* are classic tracepoints only (no tp_btf, no raw_tp):
+    the chain ends at tp; -K counts the kernel stacks of exactly the 41
+    getppid calls."""
+    path = progs["nopie"]
+    out, _, _ = trace(["-j", "-K", "-p", "PID", "t:syscalls:sys_enter_getppid"], path,
+                      ["getppid 41"])
+    recs = stacks(out)
+    assert recs and sum(r["value"] for r in recs) == 41, recs
+    for r in recs:
+        assert set(r) == {"type", "kernel", "kernel_missed", "value", "unit"}
+        assert r["kernel_missed"] is False and syscall_kernel_stack_ok(r["kernel"]), r
+
+
+@pytest.mark.parametrize("event", ["t:syscalls:sys_enter_getppid",
+                                   "syscalls:sys_enter_getppid"])
+def test_syscall_tracepoint_with_user_stacks(progs, event):
+    """Both stacks, delimited: the user chain that made the syscall, then
+    the kernel's syscall entry."""
+    path = progs["pie"]
+    out, _, _ = trace(["-f", "-d", "-p", "PID", event], path, ["getppid 41"])
+    stack, count = only(folded(out))
+    user, _, kernel = stack.partition(";-;")
+    assert ends_with(user, GETPPID) and count == 41, out
+    assert syscall_kernel_stack_ok(kernel.split(";") if kernel else []), out
+
+
+@pytest.mark.parametrize("method", ["tp_btf", "raw_tp", "tp"])
+def test_tracepoint_methods_count_exactly(progs, method):
+    """raw_syscalls:sys_enter with each attach method: of the process's
+    syscalls, exactly the 23 getppid calls have do_getppid's stack."""
+    require(method)
+    path = progs["nopie"]
+    out, err, _ = trace(["-j", "-v", "-p", "PID", "raw_syscalls:sys_enter"], path,
+                        ["getppid 23"], env={"TRACEKIT_ATTACH": method})
+    recs = stacks(out)
+    mine = [r for r in recs if r["user"][-len(GETPPID):] == GETPPID]
+    assert sum(r["value"] for r in mine) == 23, recs
+    for r in mine:
+        assert r["user_missed"] is False and r["kernel_missed"] is False
+        if platform.machine() == "x86_64":
+            assert r["kernel"][:2] == SYSCALL_ENTRY, r
+    probes = [l for l in err.splitlines() if l.startswith("stackcount: probe ")]
+    assert probes == [f"stackcount: probe probe: {method} raw_syscalls/sys_enter"]
+
+
+@pytest.mark.parametrize("event, attach, method", [
+    ("t:sched:sched_switch", None, "tp_btf"),
+    ("sched:sched_switch", "raw_tp", "raw_tp"),
+    ("sched:sched_switch", "tp", "tp"),
+    ("t:syscalls:sys_enter_getppid", None, "tp"),
+])
+def test_tracepoint_dry_run(event, attach, method):
+    require(method)
+    res = run("stackcount", "--dry-run", event,
+              env={"TRACEKIT_ATTACH": attach} if attach else None)
+    assert res.returncode == 0, res.stderr
+    target = event.removeprefix("t:").replace(":", "/")
+    assert [l for l in res.stdout.splitlines() if l.startswith("probe ")] == [
+        f"probe probe {method} {target}"]
+
+
+# ---- kernel functions ----
+
+def kernel_fn():
+    if not KERNEL_FN:
+        pytest.skip(f"no fsync entry point known for {platform.machine()}")
+    with open("/proc/kallsyms") as f:
+        if not any(line.split()[2:3] == [KERNEL_FN] for line in f):
+            pytest.fail(f"{KERNEL_FN} is not in /proc/kallsyms")
+    return KERNEL_FN
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.parametrize("prefix", ["", "k:"])
+def test_kernel_function_counts_every_call(progs, method, prefix):
+    require(method)
+    fn = kernel_fn()
+    path = progs["pie"]
+    out, err, _ = trace(["-j", "-v", "-p", "PID", prefix + fn], path, ["fsync 11"],
+                        env={"TRACEKIT_ATTACH": method})
+    recs = stacks(out)
+    assert sum(r["value"] for r in recs) == 11, recs
+    for r in recs:
+        assert r["user"][-len(FSYNC):] == FSYNC, r
+        assert "do_syscall_64" in r["kernel"] or platform.machine() != "x86_64", r
+    probes = [l for l in err.splitlines() if l.startswith("stackcount: probe ")]
+    assert probes == [f"stackcount: probe probe: {method} {fn}"]
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_kernel_function_folded_kernel_only(progs, method):
+    require(method)
+    fn = kernel_fn()
+    path = progs["nopie"]
+    out, _, _ = trace(["-f", "-K", "-p", "PID", fn], path, ["fsync 7"],
+                      env={"TRACEKIT_ATTACH": method})
+    lines = folded(out)
+    assert sum(lines.values()) == 7, out
+    if platform.machine() == "x86_64":
+        assert all(s.split(";")[:2] == SYSCALL_ENTRY for s in lines), out
+
+
+@pytest.mark.parametrize("attach, event", [(None, "vfs_read"), ("kprobe", "k:vfs_read")])
+def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line(attach, event):
+    assert_no_kernel_function_tracing("stackcount", "vfs_read", event, attach=attach)
+
+
+# ---- errors ----
+
+@pytest.mark.parametrize("event, why", [
+    ("t:sched:tk_nope", "no tracepoint sched:tk_nope in this kernel "
+                        "(see /sys/kernel/tracing/events)"),
+    ("t:tk_nocat:tk_nope", "no tracepoint tk_nocat:tk_nope in this kernel "
+                           "(see /sys/kernel/tracing/events)"),
+    ("sched:tk_nope", "no tracepoint sched:tk_nope in this kernel "
+                      "(see /sys/kernel/tracing/events/sched)"),
+    ("t:sched", "expected t:CATEGORY:NAME, such as t:sched:sched_switch"),
+    ("t:sched:../x", "expected t:CATEGORY:NAME, such as t:sched:sched_switch"),
+    ("a:b:c:d", "expected t:CATEGORY:NAME, FUNC, k:FUNC, LIB:FUNC or PATH:FUNC"),
+    ("tk_no_such_kernel_fn", "no kernel function tk_no_such_kernel_fn in /proc/kallsyms"),
+    ("k:tk_no_such_kernel_fn", "no kernel function tk_no_such_kernel_fn in /proc/kallsyms"),
+    ("k:", "expected k:FUNC, a kernel function"),
+    ("tk-no-such-lib:f", "no library libtk-no-such-lib.so in the ld.so cache or the "
+                         "library directories, and no program tk-no-such-lib in PATH"),
+    ("tk_no_such_lib:f", "no library libtk_no_such_lib.so in the ld.so cache or the "
+                         "library directories, and no program tk_no_such_lib in PATH, "
+                         "and no tracepoint tk_no_such_lib:f in this kernel"),
+    ("u:tk-no-such-lib:f", "no library libtk-no-such-lib.so in the ld.so cache or the "
+                           "library directories, and no program tk-no-such-lib in PATH"),
+    ("PROG:no_such_fn", "no function no_such_fn in PROG (.dynsym and .symtab)"),
+    ("/nonexistent/prog:f", "/nonexistent/prog: No such file or directory"),
+])
+def test_event_that_names_nothing_is_a_usage_error(progs, event, why):
+    prog = str(progs["pie"])
+    event = event.replace("PROG", prog)
+    res = run("stackcount", event)
+    assert (res.returncode, res.stdout) == (2, ""), res.stderr
+    assert res.stderr == (f"stackcount: invalid EVENT '{event}': "
+                          f"{why.replace('PROG', prog)}; see 'stackcount --help'\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "missing EVENT: t:CATEGORY:NAME (a tracepoint), a kernel function (vfs_read), "
+         "LIB:FUNC (c:malloc) or PATH:FUNC"),
+    (["c:malloc", "c:free"], "unexpected argument 'c:free': one EVENT per run"),
+    (["-U", "-K", "c:malloc"],
+     "options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined"),
+    (["-D", "0", "c:malloc"], "invalid -D value '0': expected a number from 0.001 to 1e+09"),
+    (["--duration", "x", "c:malloc"],
+     "invalid --duration value 'x': expected a number from 0.001 to 1e+09"),
+    (["--max-stacks", "0", "c:malloc"],
+     "invalid --max-stacks value '0': expected an integer from 1 to 16777216"),
+    (["-x", "c:malloc"], "unknown option '-x'"),
+])
+def test_usage_errors(args, message):
+    res = run("stackcount", *args)
+    assert (res.returncode, res.stdout) == (2, "")
+    assert res.stderr == f"stackcount: {message}; see 'stackcount --help'\n"
+
+
+def test_d_is_delimited_and_duration_is_long_or_D(progs):
+    """-d is --delimited, as in bcc: it takes no value, so "-d 1" leaves
+    1 as a second EVENT."""
+    res = run("stackcount", "-d", "1", "c:malloc")
+    assert res.returncode == 2
+    assert res.stderr == ("stackcount: unexpected argument 'c:malloc': one EVENT per run; "
+                          "see 'stackcount --help'\n")
+    path = progs["pie"]
+    with Target(path) as t:
+        with Tool("stackcount", "-f", "--duration", "2", "-p", t.pid,
+                  f"{path}:target_func") as tool:
+            t.send("calls 2")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    assert only(folded(out))[1] == 2
