@@ -507,3 +507,61 @@ def test_d_is_delimited_and_duration_is_long_or_D(progs):
             out, err, rc = tool.wait()
     assert rc == 0, err
     assert only(folded(out))[1] == 2
+
+
+# --- Never silently incomplete: each loss counted, with its fix --------------
+# Two call sites make two distinct user stacks (100 and 37 calls). With
+# room for one of them only, the other's calls are reported lost, exactly,
+# with the option that makes room.
+
+def split_run(progs, *opts, json=False):
+    target = f"{progs['pie']}:shared_func"
+    out, err, _ = trace(["-U", "-P", "-p", "PID", *(["-j"] if json else ["-f"]),
+                         *opts, target], progs["pie"], ["split 100 37"])
+    return out, err
+
+
+def test_stack_map_collisions_are_counted_with_their_fix(progs):
+    # One stack slot: the second stack finds its bucket taken (-EEXIST).
+    out, err = split_run(progs, "--stack-storage-size", "1")
+    counted = [int(line.rsplit(" ", 1)[1]) for line in out.splitlines()
+               if "shared_func" in line]
+    assert len(counted) == 1 and counted[0] in (100, 37), out
+    lost = 137 - counted[0]
+    assert (f"stackcount: {lost} stacks lost to hash collisions in the stack map; "
+            "raise --stack-storage-size (now 1)\n") in err, err
+    rec = loss_record(json_lines(split_run(progs, "--stack-storage-size", "1",
+                                           json=True)[0]))
+    assert rec["stack_collisions"] in (100, 37) and rec["stack_map_full"] == 0, rec
+
+
+def test_full_counts_map_drops_samples_and_says_so(progs):
+    out, err = split_run(progs, "--max-stacks", "1")
+    lines = [line for line in out.splitlines() if "shared_func" in line]
+    assert len(lines) == 1, out
+    kept = int(lines[0].rsplit(" ", 1)[1])
+    assert kept in (100, 37)
+    assert (f"stackcount: {137 - kept} samples dropped: the counts map was full "
+            "(1 stacks); raise --max-stacks\n") in err, err
+    rec = loss_record(json_lines(split_run(progs, "--max-stacks", "1", json=True)[0]))
+    assert rec["map_inserts_failed"] == 137 - (100 if rec["map_inserts_failed"] == 37 else 37)
+
+
+def test_truncated_stacks_are_counted_with_their_fix(progs):
+    # Three frames kept of a deeper stack: the innermost three, and each
+    # (process, stack) that filled every slot is reported as truncated.
+    out, err = split_run(progs, "--perf-max-stack-depth", "3")
+    lines = sorted(out.splitlines())
+    assert [line.split(";", 1)[1] for line in lines] == [
+        "path1;via_one;shared_func 100", "path2;via_two;shared_func 37"] or \
+        CALLER_MAY_BE_MISSING, out
+    assert ("stackcount: 2 stacks reached the 3-frame limit and may be truncated; "
+            "raise --perf-max-stack-depth (and kernel.perf_event_max_stack)\n") in err, err
+    rec = loss_record(json_lines(split_run(progs, "--perf-max-stack-depth", "3",
+                                           json=True)[0]))
+    assert rec["stacks_truncated"] == 2, rec
+
+
+def test_complete_run_reports_no_loss(progs):
+    out, err = split_run(progs)
+    assert err == "", err
