@@ -1,0 +1,492 @@
+"""offcputime end to end: a workload the test builds blocks in known
+functions for known times (tests/e2e/progs/offcpu_target.c); offcputime
+must show those stacks, user frames then kernel frames, with the time
+they spent off CPU in microseconds, and leave out what its filters
+exclude.
+
+Times are checked from both sides without a guess at scheduling
+latency. Below: a clock_nanosleep of D ms keeps its thread off CPU for at
+least D ms (an hrtimer never expires early; the thread is switched out a
+few us after arming it, and each block loses < 1 us to the division to
+us), so N sleeps total at least N*D ms - 100 us per sleep. Above: the
+workload measures each command on CLOCK_MONOTONIC (bpf_ktime_get_ns's
+clock) from before its first sleep to after its last, and a thread cannot
+be off CPU longer than that, however late a loaded machine wakes it (on
+an idle one the excess is about 0.1 ms per sleep)."""
+import json
+import os
+import platform
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT, Tool, json_lines, loss_record, require, run
+
+PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
+COMM = "offcpu-target"
+
+# The chain the workload sleeps in, outermost first, and its kernel path
+# at the switch (innermost last): clock_nanosleep -> ... -> __schedule.
+CHAIN = ["main", "wait_outer", "wait_inner"]
+SLEEP_KERNEL_END = ["do_nanosleep", "schedule", "__schedule"]
+SYSCALL_ENTRY = {"x86_64": "entry_SYSCALL_64_after_hwframe"}.get(platform.machine())
+
+# Between the tracepoint and the BPF program: the tracing machinery, at
+# the inner end of every kernel stack taken at sched_switch
+# (__traceiter_sched_switch, bpf_trace_run4, the program itself; older
+# kernels add __bpf_trace_sched_switch). Not part of what blocked, and
+# left out by libtrace: no stack may show it.
+MACHINERY = re.compile(r"(__traceiter_sched_switch|__bpf_trace_sched_switch|"
+                       r"bpf_trace_run\d+|bpf_prog_\w+)")
+
+SLEEPS, SLEEP_MS = 5, 200
+T_US = SLEEPS * SLEEP_MS * 1000
+
+STACK_KEYS = {"type", "comm", "pid", "tid", "user", "user_missed", "kernel",
+              "kernel_missed", "value", "unit"}
+NO_LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
+           "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
+           "stacks_truncated": 0}
+PF_KTHREAD = 0x00200000
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    path = tmp_path_factory.mktemp("offcpu") / COMM
+    subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-fno-inline",
+                    "-o", str(path), str(PROG_SRC)], check=True)
+    return path
+
+
+class Target:
+    """The workload: send("sleep 5 200") returns once it has slept."""
+
+    def __init__(self, path):
+        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        assert self.proc.stdout.readline() == "ready\n"
+
+    def send(self, cmd):
+        """Returns the microseconds the command took."""
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        m = re.fullmatch(r"done (\d+)\n", self.proc.stdout.readline())
+        assert m, cmd
+        return int(m.group(1))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def trace(prog, args, cmds, env=None):
+    """Run offcputime while a fresh workload runs cmds; "PID" in args is
+    the workload's pid. Returns (stdout, stderr, pid, [us each command
+    took]). Nothing may be lost: stderr, where text mode reports losses,
+    must be empty but for stack map hash collisions. Those are the stack
+    map's nature (a birthday bound: a busy machine preempts the workload
+    at many user addresses, each a stack of its own) and reported as
+    such; one that hits a stack a test looks for fails it, with the
+    report in the message."""
+    with Target(prog) as t:
+        args = [str(t.pid) if a == "PID" else a for a in args]
+        with Tool("offcputime", *args, env=env) as tool:
+            took = [t.send(c) for c in cmds]
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    assert re.fullmatch(r"(offcputime: \d+ stacks lost to hash collisions in the stack map; "
+                        r"raise --stack-storage-size \(now \d+\)\n)?", err), err
+    return out, err, t.pid, took
+
+
+def no_machinery(frames):
+    """frames (a stack, innermost last), checked to hold no frame of the
+    tracing machinery."""
+    frames = list(frames)
+    assert not any(MACHINERY.fullmatch(f) for f in frames), frames
+    return frames
+
+
+def folded(out):
+    """[(frames, count)] of folded output; frames[0] is the comm."""
+    lines = []
+    for line in out.splitlines():
+        m = re.fullmatch(r"(\S.*) (\d+)", line)
+        assert m, line
+        lines.append((m.group(1).split(";"), int(m.group(2))))
+    return lines
+
+
+def split_at(frames, user_tail):
+    """The frames after user_tail (..., main, f, g), or None when the
+    stack does not hold user_tail."""
+    n = len(user_tail)
+    for i in range(len(frames) - n + 1):
+        if frames[i:i + n] == user_tail:
+            return frames[i + n:]
+    return None
+
+
+def assert_sleep_kernel(kernel):
+    """The kernel half of a stack blocked in clock_nanosleep."""
+    kernel = no_machinery(kernel)
+    assert kernel[-3:] == SLEEP_KERNEL_END, kernel
+    if SYSCALL_ENTRY:
+        assert kernel[0] == SYSCALL_ENTRY, kernel
+
+
+def sleep_lines(lines, user_tail):
+    """The folded lines of the workload sleeping in user_tail's last
+    function: (user_tail, then the clock_nanosleep path)."""
+    found = []
+    for frames, count in lines:
+        kernel = split_at(frames, user_tail)
+        if kernel is None or frames[0] != COMM:
+            continue
+        if no_machinery(kernel)[-3:] == SLEEP_KERNEL_END:
+            found.append((frames, count))
+    return found
+
+
+def assert_total(total, sleeps, ms, took, out=None, err=None):
+    """sleeps of ms each, in a command that took took us (module doc)."""
+    t = sleeps * ms * 1000
+    assert t - 100 * sleeps <= total <= took, (total, t, took, out, err)
+
+
+# ---- the main chain: folded, user and kernel frames ----
+
+@pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+def test_folded_shows_the_chain_and_its_time(prog, method):
+    require(method)
+    out, err, _, (took,) = trace(prog, ["-f", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"],
+                                 env={"TRACEKIT_ATTACH": method})
+    lines = folded(out)
+    for frames, _ in lines:
+        no_machinery(frames)
+    (found,) = sleep_lines(lines, CHAIN)   # five sleeps, one stack
+    frames, count = found
+    assert frames[0] == COMM
+    kernel = split_at(frames, CHAIN)
+    assert_sleep_kernel(kernel)
+    assert_total(count, SLEEPS, SLEEP_MS, took, out)
+    # Every line is the workload's own (-p). (Other lines may hold
+    # wait_inner too: a preemption on the way back to user space, on a
+    # busy machine.)
+    assert all(f[0] == COMM for f, _ in lines), out
+
+
+def test_user_stacks_only(prog):
+    out, err, _, (took,) = trace(prog, ["-f", "-U", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
+    chain = [(f, c) for f, c in folded(out) if "wait_inner" in f]
+    assert len(chain) == 1, out
+    frames, count = chain[0]
+    # The line ends at the function that made the system call.
+    assert frames[0] == COMM and frames[-3:] == CHAIN, frames
+    assert_total(count, SLEEPS, SLEEP_MS, took, out)
+    # No kernel frame anywhere.
+    assert not any(k in f for f, _ in folded(out) for k in ("schedule", "__schedule")), out
+
+
+def test_kernel_stacks_only(prog):
+    out, err, _, (took,) = trace(prog, ["-f", "-K", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
+    lines = folded(out)
+    assert not any("main" in f for f, _ in lines), out
+    # Only the chain sleeps in clock_nanosleep: one stack, all of T.
+    sleeps = [(f, c) for f, c in lines if no_machinery(f)[-3:] == SLEEP_KERNEL_END]
+    assert len(sleeps) == 1, out
+    frames, count = sleeps[0]
+    assert frames[0] == COMM
+    assert_sleep_kernel(frames[1:])
+    assert_total(count, SLEEPS, SLEEP_MS, took, out)
+
+
+def test_delimited_puts_a_dash_between_user_and_kernel(prog):
+    out, _, _, (took,) = trace(prog, ["-f", "-d", "-p", "PID"], ["sleep 2 100"])
+    (found,) = sleep_lines(folded(out), CHAIN + ["-"])
+    assert_total(found[1], 2, 100, took, out)
+
+
+# ---- block time and state filters ----
+
+def test_min_block_time_excludes_short_blocks(prog):
+    out, _, _, (_, took) = trace(prog, ["-f", "-m", "100000", "-p", "PID"],
+                                 ["short 10 5", "long 2 300"])
+    lines = folded(out)
+    assert sleep_lines(lines, ["main", "wait_short"]) == [], out
+    (found,) = sleep_lines(lines, ["main", "wait_long"])
+    assert_total(found[1], 2, 300, took, out)
+    assert all(c >= 100000 for _, c in lines), out
+
+
+def test_max_block_time_excludes_long_blocks(prog):
+    out, _, _, (took, _) = trace(prog, ["-f", "-M", "100000", "-p", "PID"],
+                                 ["short 10 5", "long 2 300"])
+    lines = folded(out)
+    assert sleep_lines(lines, ["main", "wait_long"]) == [], out
+    (found,) = sleep_lines(lines, ["main", "wait_short"])
+    assert_total(found[1], 10, 5, took, out)
+
+
+def test_block_time_window_without_filters_has_both(prog):
+    out, _, _, (took_s, took_l) = trace(prog, ["-f", "-p", "PID"], ["short 10 5", "long 2 300"])
+    lines = folded(out)
+    (short,) = sleep_lines(lines, ["main", "wait_short"])
+    (long_,) = sleep_lines(lines, ["main", "wait_long"])
+    assert_total(short[1], 10, 5, took_s, out)
+    assert_total(long_[1], 2, 300, took_l, out)
+
+
+def vfork_lines(lines):
+    """The workload waiting in vfork for its child (see offcpu_target.c:
+    the walk shows main;wait_vfork;__vfork), not in the waitpid after."""
+    found = []
+    for f, c in lines:
+        rest = split_at(f, ["main", "wait_vfork"])
+        if f[0] == COMM and rest and "vfork" in rest[0]:
+            found.append((f, c))
+    return found
+
+
+@pytest.mark.parametrize("state, sleeps, vforks", [
+    (None, True, True),   # no filter: both
+    ("1", True, False),   # TASK_INTERRUPTIBLE: the nanosleeps only
+    ("2", False, True),   # TASK_UNINTERRUPTIBLE (vfork waits KILLABLE)
+    ("0", False, False),  # TASK_RUNNING (preempted): neither
+])
+def test_state_filter(prog, state, sleeps, vforks):
+    args = ["-f", "-p", "PID"] + (["--state", state] if state else [])
+    out, _, _, (took_s, took_v) = trace(prog, args, ["sleep 2 100", "vfork 150"])
+    lines = folded(out)
+    found = sleep_lines(lines, CHAIN)
+    assert len(found) == (1 if sleeps else 0), out
+    if sleeps:
+        assert_total(found[0][1], 2, 100, took_s, out)
+    vf = vfork_lines(lines)
+    assert len(vf) == (1 if vforks else 0), out
+    if vforks:
+        # The parent waits at least the child's 150 ms sleep.
+        assert_total(vf[0][1], 1, 150, took_v, out)
+        assert "schedule" in vf[0][0], vf
+    if state == "0":
+        # Only preemptions, never a sleep: nothing with the sleep path.
+        assert not any(SLEEP_KERNEL_END[0] in f for f, _ in lines), out
+
+
+# ---- which threads ----
+
+def test_tid_filter(prog):
+    with Target(prog) as t:
+        with Tool("offcputime", "-f", "-t", t.pid) as a, \
+             Tool("offcputime", "-f", "--tid", 1) as b:
+            took = t.send("sleep 2 100")
+            out_a, _, rc_a = a.stop()
+            out_b, _, rc_b = b.stop()
+    assert rc_a == rc_b == 0
+    (found,) = sleep_lines(folded(out_a), CHAIN)
+    assert_total(found[1], 2, 100, took, out_a)
+    assert all(f[0] == COMM for f, _ in folded(out_a)), out_a
+    assert not any(f[0] == COMM for f, _ in folded(out_b)), out_b
+
+
+def kthread(tid):
+    """True/False for a kernel thread or not; None when it is gone."""
+    try:
+        with open(f"/proc/{tid}/stat") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return None
+    flags = int(stat.rsplit(")", 1)[1].split()[6])
+    return bool(flags & PF_KTHREAD)
+
+
+@pytest.mark.parametrize("flag, kernel_threads", [("-k", True), ("-u", False)])
+def test_thread_kind_filters(prog, flag, kernel_threads):
+    with Target(prog) as t:
+        with Tool("offcputime", "-j", flag) as tool:
+            t.send("sleep 2 100")
+            # Work for kernel threads: a network namespace is torn down
+            # by a kworker (cleanup_net).
+            for _ in range(3):
+                subprocess.run(["unshare", "-n", "true"], check=True)
+            out, err, rc = tool.stop()
+        records = json_lines(out)
+        # Every thread of the system: its hundreds of stacks may collide
+        # in the stack map (a birthday bound), which tk_stacks_report
+        # counts; but no block and no notice is lost.
+        loss = loss_record(records)
+        assert (loss["events_lost"], loss["map_inserts_failed"]) == (0, 0), loss
+        stacks = records[:-1]
+        assert stacks, out
+        kinds = {kthread(r["tid"]) for r in stacks} - {None}
+        assert kinds == {kernel_threads}, stacks
+        mine = [r for r in stacks if r["pid"] == t.pid]
+    assert rc == 0, err
+    if kernel_threads:
+        assert mine == [] and all(r["user"] == [] for r in stacks), out
+    else:
+        assert any(r["user"][-3:] == CHAIN for r in mine), mine
+
+
+def map_id(tool_pid, name):
+    """The id of the BPF map called name that the tool holds open."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{tool_pid}/fdinfo"):
+        try:
+            with open(f"/proc/{tool_pid}/fdinfo/{fd}") as f:
+                ids.update(int(line.split()[1]) for line in f if line.startswith("map_id:"))
+        except FileNotFoundError:
+            pass
+    found = []
+    for i in ids:
+        r = subprocess.run(["bpftool", "map", "show", "id", str(i), "-j"],
+                           capture_output=True, text=True, check=True)
+        if json.loads(r.stdout).get("name") == name:
+            found.append(i)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_exited_threads_leave_no_start_entry():
+    """The start map holds only threads that are off CPU now: a thread's
+    entry goes when it runs again, and the final switch of an exiting
+    thread (TASK_DEAD) makes none, so the map cannot fill with the dead."""
+    with Tool("offcputime", "-j") as tool:
+        pids = []
+        for _ in range(30):
+            p = subprocess.Popen(["sleep", "0.01"])   # blocks, then exits
+            p.wait()
+            pids.append(p.pid)
+        r = subprocess.run(["bpftool", "map", "dump", "id",
+                            str(map_id(tool.proc.pid, "start")), "-j"],
+                           capture_output=True, text=True, check=True)
+        out, err, rc = tool.stop()
+    assert rc == 0, err
+    entries = json.loads(r.stdout)
+    tids = {e["formatted"]["key"] for e in entries}
+    assert entries and not tids & set(pids), tids & set(pids)
+    for e in entries:
+        v = e["formatted"]["value"]
+        assert v["key"]["pid"] == e["formatted"]["key"] and v["ts"] > 0, e
+    # The sleeps were seen, and nothing was lost.
+    records = json_lines(out)
+    assert loss_record(records)["map_inserts_failed"] == 0
+    assert any(r.get("pid") in pids and r["comm"] == "sleep" for r in records[:-1])
+
+
+# ---- output formats ----
+
+def test_json_records(prog):
+    out, err, pid, (took,) = trace(prog, ["-j", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
+    records = json_lines(out)
+    loss = loss_record(records)
+    assert dict(loss, stack_collisions=0) == NO_LOSS, loss  # as trace()
+    stacks = records[:-1]
+    for r in stacks:
+        assert set(r) == STACK_KEYS, r
+        assert (r["type"], r["comm"], r["pid"], r["tid"], r["unit"]) == \
+            ("stack", COMM, pid, pid, "us"), r
+        assert r["user_missed"] is False and r["kernel_missed"] is False, r
+        assert isinstance(r["value"], int) and r["value"] > 0, r
+    # Largest total last, as in the report.
+    assert [r["value"] for r in stacks] == sorted(r["value"] for r in stacks)
+    chain = [r for r in stacks if r["user"][-3:] == CHAIN and
+             no_machinery(r["kernel"])[-3:] == SLEEP_KERNEL_END]
+    assert len(chain) == 1, stacks
+    assert_sleep_kernel(chain[0]["kernel"])  # outermost first
+    assert_total(chain[0]["value"], SLEEPS, SLEEP_MS, took, out)
+
+
+def test_json_user_only_has_no_kernel_fields(prog):
+    out, _, _, _ = trace(prog, ["-j", "-U", "-p", "PID"], ["sleep 1 50"])
+    stacks = json_lines(out)[:-1]
+    assert stacks and all(set(r) == STACK_KEYS - {"kernel", "kernel_missed"} for r in stacks)
+
+
+REPORT_BLOCK = re.compile(r"((?:    \S[^\n]*\n)+)    -                (\S+) \((\d+)\)\n"
+                          r"        (\d+)\n\n")
+
+
+def test_report_is_bccs(prog):
+    out, err, pid, (took,) = trace(prog, ["-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
+    blocks = []
+    pos = 0
+    while pos < len(out):
+        m = REPORT_BLOCK.match(out, pos)
+        assert m, out[pos:]
+        frames = [line[4:] for line in m.group(1).splitlines()]
+        blocks.append((frames, m.group(2), int(m.group(3)), int(m.group(4))))
+        pos = m.end()
+    assert blocks, out
+    assert all((comm, tid) == (COMM, pid) for _, comm, tid, _ in blocks), out
+    assert [b[3] for b in blocks] == sorted(b[3] for b in blocks), out  # largest last
+    # (frames innermost first: reversed, the sleep path ends the list)
+    chain = [b for b in blocks if "wait_inner" in b[0] and
+             no_machinery(reversed(b[0]))[-3:] == SLEEP_KERNEL_END]
+    assert len(chain) == 1, out
+    frames, _, _, count = chain[0]
+    # Innermost first: the kernel frames, then the user frames.
+    kernel = no_machinery(list(reversed(frames[:frames.index("wait_inner")])))
+    user = frames[frames.index("wait_inner"):]
+    assert user[:3] == list(reversed(CHAIN)), frames
+    assert_sleep_kernel(kernel)
+    assert_total(count, SLEEPS, SLEEP_MS, took, out)
+
+
+def test_duration_argument_ends_the_run(prog):
+    with Target(prog) as t:
+        tool = Tool("offcputime", "-f", "-p", t.pid, "1").start()
+        took = t.send("sleep 2 100")
+        out, err, rc = tool.wait(timeout=30)
+    assert rc == 0, err
+    (found,) = sleep_lines(folded(out), CHAIN)
+    assert_total(found[1], 2, 100, took, out)
+
+
+# ---- options ----
+
+@pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+def test_dry_run_shows_the_probe_and_method(method):
+    require(method)
+    env = None if method == "tp_btf" else {"TRACEKIT_ATTACH": method}
+    r = run("offcputime", "--dry-run", env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"probe offcpu_switch {method} sched_switch", r.stdout
+    assert len(lines) == 2 and re.fullmatch(r"transport (ringbuf|perf)", lines[1]), r.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "x"], "invalid -m/--min-block-time value 'x': expected an integer >= 0"),
+    (["-M", "-5"], "invalid -M/--max-block-time value '-5': expected an integer >= 0"),
+    (["-m", "10", "-M", "5"],
+     "invalid -m/--min-block-time value '10': more than -M/--max-block-time 5"),
+    (["--state", "-1"], "invalid --state value '-1': expected an integer from 0 to 2147483647"),
+    (["-u", "-k"], "options -u/--user-threads-only and -k/--kernel-threads-only cannot be combined"),
+    (["-U", "-K"], "options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined"),
+    (["-t", "0"], "invalid -t/--tid value '0': expected an integer from 1 to 2147483647"),
+    (["0"], "invalid duration value '0': expected a number from 0.001 to 1e+09"),
+    (["1", "2"], "unexpected argument '2' after [duration]"),
+    (["-x"], "unknown option '-x'"),
+    (["--state"], "option '--state' needs a value"),
+])
+def test_bad_options_exit_2_with_one_line(args, message):
+    r = run("offcputime", *args)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"offcputime: {message}; see 'offcputime --help'\n"
+
+
+def test_uid_is_long_only_since_u_is_user_threads():
+    """As in bcc, -u is --user-threads-only and -d --delimited: --uid and
+    --duration keep their long names."""
+    r = run("offcputime", "--help")
+    assert r.returncode == 0
+    assert re.search(r"^\s+-u, --user-threads-only", r.stdout, re.M), r.stdout
+    assert re.search(r"^\s+-d, --delimited", r.stdout, re.M), r.stdout
+    assert re.search(r"^\s+--uid=UID", r.stdout, re.M), r.stdout
+    assert re.search(r"^\s+--duration=SEC", r.stdout, re.M), r.stdout
