@@ -628,3 +628,13 @@ void tk_stacks_report(struct bpf_object *obj)
 		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
 			tool, l.events, tk_events_transport_name());
 }
+
+void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
+{
+	tk_stacks_open(obj);
+	tk_ready();
+	tk_stacks_wait();
+	tk_detach();
+	tk_stacks_print(obj, how);
+	tk_stacks_report(obj);
+}

@@ -68,4 +68,9 @@ void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how);
  * record (JSON). Replaces tk_losses_report for stack tools. */
 void tk_stacks_report(struct bpf_object *obj);
 
+/* Everything after tk_load: note processes while tracing runs, until
+ * --duration or a signal; stop tracing (so that symbolizing is not
+ * counted, and the counts are of the run alone); print; report losses. */
+void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how);
+
 #endif

@@ -131,11 +131,7 @@ int main(int argc, char **argv)
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
 	skel = tk_load(&offcputime_bpf_ops, configure, NULL);
-	tk_stacks_open(skel->obj);
-	tk_ready();
-	tk_stacks_wait();
-	tk_stacks_print(skel->obj, &how);
-	tk_stacks_report(skel->obj);
+	tk_stacks_run(skel->obj, &how);
 	offcputime_bpf__destroy(skel);
 	return 0;
 }

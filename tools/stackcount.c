@@ -272,12 +272,8 @@ int main(int argc, char **argv)
 		tk_set_target("probe", binary, target.func, binary ? pid : -1);
 	}
 	skel = tk_load(&stackcount_bpf_ops, configure, NULL);
-	tk_stacks_open(skel->obj);
-	tk_ready();
-	tk_stacks_wait();
 	how.no_comm = !env.per_process;
-	tk_stacks_print(skel->obj, &how);
-	tk_stacks_report(skel->obj);
+	tk_stacks_run(skel->obj, &how);
 	stackcount_bpf__destroy(skel);
 	return 0;
 }
