@@ -159,11 +159,16 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 	done
 
 # Comparisons with the peers; each writes its section of bench/RESULTS.md.
+# The peers come from Debian, installed when missing.
+BENCH_PKGS := libbpf-tools bpftrace strace
 bench: all
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
 	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) bench/syscount_overhead.py --latency
 	{ printf '## Symbolization: 100,000 user stacks of a large library\n\n'; \
 	  sh bench/symbolize_bench.sh $(BUILD); } > $(BUILD)/bench-symbolize.md
 	$(PYTHON) bench/results.py symbolize < $(BUILD)/bench-symbolize.md
+	$(PYTHON) bench/profile_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-profile.md
+	$(PYTHON) bench/results.py profile < $(BUILD)/bench-profile.md
 
 clean:
 	rm -rf $(BUILD)

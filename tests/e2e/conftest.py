@@ -16,6 +16,20 @@ BIN = Path(os.environ.get("TRACEKIT_BIN", ROOT / "build" / "bin"))
 READY_TIMEOUT = 60  # seconds: loading BPF is slow under TCG in the VM matrix
 
 
+def _emulated_cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "QEMU Virtual CPU" in f.read()
+    except OSError:
+        return False
+
+
+# Under QEMU's TCG (make check-vm) every instruction is emulated: timers
+# fire late and kernel paths take hundreds of times longer, so tests of
+# rates and times allow for that where they must (and say so).
+EMULATED_CPU = _emulated_cpu()
+
+
 def tool_path(name):
     path = BIN / name
     if not path.exists():

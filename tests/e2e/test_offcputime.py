@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Tool, json_lines, loss_record, require, run
+from conftest import EMULATED_CPU, ROOT, Tool, json_lines, loss_record, require, run
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -156,7 +156,10 @@ def sleep_lines(lines, user_tail):
 def assert_total(total, sleeps, ms, took, out=None, err=None):
     """sleeps of ms each, in a command that took took us (module doc)."""
     t = sleeps * ms * 1000
-    assert t - 100 * sleeps <= total <= took, (total, t, took, out, err)
+    # Under TCG the on-CPU parts of a sleep (syscall entry, arming the
+    # timer, the wakeup) are emulated: 1.4 ms short in 5 sleeps was seen.
+    slack = 1000 if EMULATED_CPU else 100
+    assert t - slack * sleeps <= total <= took, (total, t, took, out, err)
 
 
 # ---- the main chain: folded, user and kernel frames ----
