@@ -37,7 +37,7 @@ static const struct argp_option stack_options[] = {
 	{ "folded", 'f', 0, 0,
 	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count", 0 },
 	{ "delimited", 'd', 0, 0,
-	  "A \"-\" frame between the user and the kernel frames", 0 },
+	  "A \"-\" frame between user and kernel frames", 0 },
 	{ "annotations", 'a', 0, 0,
 	  "Mark kernel frames _[k] and inlined frames _[i] (flamegraph.pl colours them)", 0 },
 	{ "inline", K_INLINE, 0, 0,
@@ -132,22 +132,28 @@ int tk_stacks_configure(struct bpf_object *obj)
 	return err;
 }
 
-/* --- Processes seen: noted once, while they run ------------------------ */
+/* --- Processes seen: noted while they run ------------------------ */
 
 static struct tk_syms *syms;
 
+/* When each process was last noted: open addressing on tgid (0 is an
+ * empty slot; tgid 0 is never noted). */
+struct noted_slot {
+	uint32_t tgid;
+	double when;
+};
+
 static struct {
-	uint32_t *slots;   /* open addressing; 0 is empty (tgid 0 is never noted) */
+	struct noted_slot *slots;
 	size_t cap, used;
 } noted;
 
-/* True when tgid was not in the set (and now is). */
-static bool note_once(uint32_t tgid)
+static struct noted_slot *noted_slot(uint32_t tgid)
 {
 	size_t i;
 
 	if (noted.used * 2 >= noted.cap) {
-		uint32_t *old = noted.slots;
+		struct noted_slot *old = noted.slots;
 		size_t oldcap = noted.cap;
 
 		noted.cap = oldcap ? oldcap * 2 : 1024;
@@ -156,16 +162,32 @@ static bool note_once(uint32_t tgid)
 			tk_fail("out of memory");
 		noted.used = 0;
 		for (i = 0; i < oldcap; i++)
-			if (old[i])
-				note_once(old[i]);
+			if (old[i].tgid)
+				*noted_slot(old[i].tgid) = old[i];
 		free(old);
 	}
-	for (i = (tgid * 2654435761u) & (noted.cap - 1); noted.slots[i];
+	for (i = (tgid * 2654435761u) & (noted.cap - 1); noted.slots[i].tgid;
 	     i = (i + 1) & (noted.cap - 1))
-		if (noted.slots[i] == tgid)
-			return false;
-	noted.slots[i] = tgid;
+		if (noted.slots[i].tgid == tgid)
+			return &noted.slots[i];
+	noted.slots[i].tgid = tgid;
+	noted.slots[i].when = -1;
 	noted.used++;
+	return &noted.slots[i];
+}
+
+/* True when tgid should be noted now: never noted, or not for 50 ms. A
+ * new stack of a process noted earlier may run code it mapped since (a
+ * process noted in the dynamic loader, before its libraries were
+ * mapped): noting again merges the new mappings in. */
+static bool note_due(uint32_t tgid)
+{
+	struct noted_slot *slot = noted_slot(tgid);
+	double now = tk_elapsed();
+
+	if (slot->when >= 0 && now - slot->when < 0.05)
+		return false;
+	slot->when = now;
 	return true;
 }
 
@@ -188,7 +210,7 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	(void)ctx;
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
-	if (note_once(ev->tgid))
+	if (note_due(ev->tgid))
 		tk_syms_note_pid(symbolizer(), ev->tgid);
 	return 0;
 }

@@ -15,7 +15,8 @@ reads between spins) together stayed under 0.3% of it. The tolerance below,
 
 Under QEMU's TCG (make check-vm) the cpu-clock's timer fires late and
 the spinner's own CPU time is counted finer than the samples: 77-80% of
-HZ*T was measured there, so the lower bound is 35% below."""
+HZ*T was measured there with one spinner, 58-60% with two at once on a
+loaded host, so the lower bound is 50% below."""
 import os
 import re
 import subprocess
@@ -144,7 +145,7 @@ def expected(cpu_seconds, hz=HZ):
 
 
 def assert_about(n, want):
-    low = 0.35 if EMULATED_CPU else TOLERANCE
+    low = 0.5 if EMULATED_CPU else TOLERANCE
     assert want * (1 - low) <= n <= want * (1 + TOLERANCE), (n, want)
 
 
