@@ -167,7 +167,7 @@ bench: all
 	{ printf '## Symbolization: 100,000 user stacks of a large library\n\n'; \
 	  sh bench/symbolize_bench.sh $(BUILD); } > $(BUILD)/bench-symbolize.md
 	$(PYTHON) bench/results.py symbolize < $(BUILD)/bench-symbolize.md
-	$(PYTHON) bench/profile_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-profile.md
+	$(PYTHON) bench/profile_cpu.py --bin $(abspath $(BIN)) --build $(BUILD) > $(BUILD)/bench-profile.md
 	$(PYTHON) bench/results.py profile < $(BUILD)/bench-profile.md
 
 clean:

@@ -11,10 +11,13 @@ Workload (built here, -O0 with frame pointers, running through all runs):
   stk-manysyms  a generated program with NFUNCS functions, spinning through
                 all of them (many symbols, many distinct stacks)
 
-The peer: bpftrace's profile probe (apt-get install bpftrace), keyed
-like bcc's profile (pid, comm, kernel and user stack), idle task
-excluded. libbpf-tools' profile would be the closer peer, but Debian's
-libbpf-tools (bcc 0.26) does not ship it.
+The peers: libbpf-tools' profile, and bpftrace's profile probe (apt-get
+install bpftrace), keyed like bcc's profile (pid, comm, kernel and user
+stack), idle task excluded. Debian 12's libbpf-tools (bcc 0.26) does not
+ship profile; Debian 13's (0.31) does, as profile-libbpf, built against
+glibc 2.38+: it is fetched once with apt-get download from trixie into
+BUILD/bench/peers (with trixie's libc6, libelf1t64, zlib1g, libzstd1) and
+run through that libc's own dynamic loader, untouched.
 
 Also reports how the outputs agree: the samples each shows of the known
 chains and of stk-manysyms, as a share of the samples due (HZ per second
@@ -26,6 +29,7 @@ stk-manysyms' samples each names by function.
 
 Prints a markdown table on stdout; progress on stderr."""
 import argparse
+import functools
 import os
 import re
 import select
@@ -166,6 +170,36 @@ def parse_folded(out):
     return stacks
 
 
+TRIXIE_PKGS = ["libbpf-tools", "libc6", "libelf1t64", "zlib1g", "libzstd1"]
+
+
+def fetch_libbpf_tools_profile(cache):
+    """argv prefix that runs Debian 13's profile-libbpf, fetched once."""
+    root = cache / "trixie"
+    lib = root / "usr/lib/x86_64-linux-gnu"
+    tool = root / "usr/sbin/profile-libbpf"
+    if not tool.exists():
+        apt = cache / "apt"
+        (apt / "lists/partial").mkdir(parents=True, exist_ok=True)
+        (apt / "sources.list").write_text("deb http://deb.debian.org/debian trixie main\n")
+        opts = [f"-oDir::Etc::SourceList={apt}/sources.list", "-oDir::Etc::SourceParts=/dev/null",
+                f"-oDir::State::Lists={apt}/lists", f"-oDir::Cache={apt}"]
+        log("fetching libbpf-tools' profile from trixie...")
+        subprocess.run(["apt-get", "-qq", *opts, "update"], check=True)
+        subprocess.run(["apt-get", "-qq", *opts, "download", *TRIXIE_PKGS], cwd=apt, check=True)
+        for deb in apt.glob("*.deb"):
+            subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
+    return [str(lib / "ld-linux-x86-64.so.2"), "--library-path", str(lib), str(tool)]
+
+
+def libbpf_tools(prefix, hz, window):
+    def ready(proc):
+        time.sleep(1)   # it says nothing when attached with -f
+    argv = [*prefix, "-f", "-F", str(hz)]
+    out, err, at_ready, total, wall = run_tool(argv, ready, window)
+    return parse_folded(out), at_ready, total, wall, None
+
+
 BPFTRACE_PROG = (
     "profile:hz:%d /pid != 0/ { @[pid, comm, kstack(perf), ustack(perf)] = count(); }")
 
@@ -219,16 +253,20 @@ def main():
     ap.add_argument("--hz", type=int, default=999)
     ap.add_argument("--nfuncs", type=int, default=20000)
     ap.add_argument("--bin", default=str(ROOT / "build/bin"))
+    ap.add_argument("--build", default=str(ROOT / "build"))
     args = ap.parse_args()
     prof = Path(args.bin) / "profile"
     if not prof.exists():
         sys.exit(f"{prof} is not built; run make")
-    if os.path.exists("/usr/sbin/profile"):
-        sys.exit("libbpf-tools' profile is installed: compare with it here")
     if not shutil.which("bpftrace"):
-        sys.exit("no peer: apt-get install bpftrace (Debian's libbpf-tools 0.26 has no profile)")
-    peer_name = "bpftrace " + subprocess.run(["bpftrace", "--version"], capture_output=True,
-                                             text=True).stdout.split()[-1]
+        sys.exit("no peer: apt-get install bpftrace")
+    peers = {
+        "libbpf-tools": ("libbpf-tools profile 0.31",
+                         functools.partial(libbpf_tools, fetch_libbpf_tools_profile(
+                             Path(args.build) / "bench/peers"))),
+        "bpftrace": ("bpftrace " + subprocess.run(["bpftrace", "--version"], capture_output=True,
+                                                  text=True).stdout.split()[-1], bpftrace),
+    }
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
@@ -237,7 +275,8 @@ def main():
         work = [subprocess.Popen([str(spin), "two", "1000000"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True),
                 subprocess.Popen([str(many)])]
-        results = {"tracekit": [], "peer": []}
+        names = ["tracekit", *peers]
+        results = {n: [] for n in names}
         try:
             _, pid, tid2 = work[0].stdout.readline().split()
             work[0].stdin.write("go\n")
@@ -246,12 +285,13 @@ def main():
                        "many": (work[1].pid, work[1].pid)}
             time.sleep(1)
             for i in range(args.runs):
-                for name in (("tracekit", "peer") if i % 2 == 0 else ("peer", "tracekit")):
+                # A rotating order: drift falls on every tool alike.
+                for name in names[i % len(names):] + names[:i % len(names)]:
                     window = Window(threads, args.seconds)
                     if name == "tracekit":
                         stacks, at_ready, total, wall, lost = tracekit(prof, args.hz, window)
                     else:
-                        stacks, at_ready, total, wall, lost = bpftrace(args.hz, window)
+                        stacks, at_ready, total, wall, lost = peers[name][1](args.hz, window)
                     agree = agreement(stacks, window.cpu(), args.hz)
                     results[name].append({"ready": at_ready, "total": total, "wall": wall,
                                           "lines": len(stacks), "lost": lost, **agree})
@@ -281,17 +321,20 @@ def main():
           "| output stacks | a;b;c | x;y;z | manysyms | manysyms named "
           "| stacks lost, reported |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, label in (("tracekit", "tracekit profile"), ("peer", peer_name)):
+    labels = {"tracekit": "tracekit profile", **{n: p[0] for n, p in peers.items()}}
+    for name, label in labels.items():
         total, ready = med(name, "total"), med(name, "ready")
         print(f"| {label} | {total:.3f} | {ready:.3f} | {total - ready:.3f} | "
               f"{med(name, 'wall'):.1f} | {med(name, 'lines'):.0f} | "
               + " | ".join(f"{100 * med(name, k):.1f}%" for k in ("abc", "xyz", "many", "named"))
               + f" | {lost(name)} |")
-    ratio = med("tracekit", "total") / med("peer", "total")
-    after = ((med("tracekit", "total") - med("tracekit", "ready")) /
-             max(med("peer", "total") - med("peer", "ready"), 1e-9))
-    print(f"\nRatio tracekit / {peer_name}, median CPU: total {ratio:.3f}, "
-          f"after attach {after:.3f}.")
+    print()
+    for peer in peers:
+        ratio = med("tracekit", "total") / med(peer, "total")
+        after = ((med("tracekit", "total") - med("tracekit", "ready")) /
+                 max(med(peer, "total") - med(peer, "ready"), 1e-9))
+        print(f"Ratio tracekit / {labels[peer]}, median CPU: total {ratio:.3f}, "
+              f"after attach {after:.3f}.  ")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ static const struct {
 } tool_args[] = {
 	{ "funclatency", "funclatency (kernel function)", { "vfs_read" } },
 	{ "funclatency", "funclatency (user function)", { "c:getpid" } },
+	{ "stackcount", "stackcount (tracepoint)", { "t:sched:sched_switch" } },
+	{ "stackcount", "stackcount (kernel function)", { "vfs_read" } },
+	{ "stackcount", "stackcount (user function)", { "c:getpid" } },
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 

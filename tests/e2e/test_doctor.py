@@ -26,12 +26,20 @@ FEATURES = ["btf", "ringbuf", "perf_buffer", "tracepoints", "raw_tp", "tp_btf",
             "capabilities", "memlock"]
 # The one place, besides the doctor's own table, that knows which tools
 # need an argument.
-LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user function)"]}
+LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user function)"],
+          "stackcount": ["stackcount (tracepoint)", "stackcount (kernel function)",
+                         "stackcount (user function)"]}
 ARGS = {"funclatency (kernel function)": ["vfs_read"],
-        "funclatency (user function)": ["c:getpid"]}
+        "funclatency (user function)": ["c:getpid"],
+        "stackcount (tracepoint)": ["t:sched:sched_switch"],
+        "stackcount (kernel function)": ["vfs_read"],
+        "stackcount (user function)": ["c:getpid"]}
 FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
               "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
-              "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes"}
+              "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",
+              # profile's cpu-clock events: open to root whatever the
+              # paranoia level, which the doctor reports
+              "perf_event": "perf_event_paranoid"}
 CAPS = {"CAP_SYS_ADMIN": 21, "CAP_SYS_RESOURCE": 24, "CAP_PERFMON": 38, "CAP_BPF": 39}
 
 
