@@ -18,7 +18,7 @@ from datetime import datetime
 
 import pytest
 
-from conftest import Tool, json_lines, loss_record, run
+from conftest import EMULATED_CPU, Tool, json_lines, loss_record, run
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -150,6 +150,17 @@ def one_in_bucket(bucket):
 US_BUCKET, MS_BUCKET = 14, 4
 
 
+def delayed_hists(unit, bucket):
+    """bcc's text of the one delayed wakeup's histogram. Under QEMU's TCG
+    (make check-vm) the host can deschedule the guest in mid-spin while
+    its clock runs on, and the wait spills into the next bucket (seen
+    once in a 6.12 guest): that one is allowed there."""
+    hists = [text_hist(unit, one_in_bucket(bucket))]
+    if EMULATED_CPU:
+        hists.append(text_hist(unit, one_in_bucket(bucket + 1)))
+    return hists
+
+
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
 def test_json_counts_every_wakeup_of_the_process(method):
     out, err, pid = trace(["-j", "-v", "-p", "WL"], "sleeper",
@@ -184,12 +195,12 @@ def test_latency_lands_in_its_bucket(method):
 
 def test_text_histogram_is_bccs():
     out, _, _ = trace(["-p", "WL"], "delayed")
-    assert out == "\n" + text_hist("usecs", one_in_bucket(US_BUCKET))
+    assert out in ["\n" + h for h in delayed_hists("usecs", US_BUCKET)], out
 
 
 def test_milliseconds():
     out, _, _ = trace(["-m", "-p", "WL"], "delayed")
-    assert out == "\n" + text_hist("msecs", one_in_bucket(MS_BUCKET))
+    assert out in ["\n" + h for h in delayed_hists("msecs", MS_BUCKET)], out
     out, _, _ = trace(["-m", "-j", "-p", "WL"], "delayed")
     (h,) = histograms(out)
     assert h["unit"] == "msecs"
@@ -205,7 +216,8 @@ def test_per_process_json_keyed_by_pid():
 
 def test_per_process_text():
     out, _, pid = trace(["-P", "-p", "WL"], "delayed")
-    assert out == f"\n\npid = {pid} {NAME}\n" + text_hist("usecs", one_in_bucket(US_BUCKET))
+    assert out in [f"\n\npid = {pid} {NAME}\n" + h
+                   for h in delayed_hists("usecs", US_BUCKET)], out
 
 
 def test_per_thread_json_keyed_by_tid():
@@ -306,8 +318,8 @@ def test_interval_per_process_deletes_printed():
     assert rc == 0, err
     m = re.fullmatch(r"\n(\d\d:\d\d:\d\d)\n(.*)\n(\d\d:\d\d:\d\d)\n", out, re.S)
     assert m, out
-    assert m.group(2) == f"\npid = {wl.pid} {NAME}\n" + text_hist(
-        "usecs", one_in_bucket(US_BUCKET))
+    assert m.group(2) in [f"\npid = {wl.pid} {NAME}\n" + h
+                          for h in delayed_hists("usecs", US_BUCKET)], out
 
 
 @pytest.mark.parametrize("args, message", [
