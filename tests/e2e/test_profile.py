@@ -219,7 +219,9 @@ def test_kernel_only(progs):
         assert comm == "stk-pie"
         # A sample in user mode has no kernel stack: just the comm. The
         # entry trampoline is outside kallsyms: "[unknown] (kernel)".
-        assert set(frames) - {"[unknown] (kernel)"} <= ksyms, s
+        # A stack lost to a stack-map collision is counted as missed
+        # (and reported): allowed.
+        assert set(frames) - {"[unknown] (kernel)", "[Missed Kernel Stack]"} <= ksyms, s
         if frames[:2] == [SYSCALL_ENTRY[1], "do_syscall_64"]:
             kernel_lines += n
     assert kernel_lines >= 0.2 * sum(stacks.values()), stacks
@@ -414,6 +416,9 @@ def test_idle_task_only_with_include_idle():
 def test_short_lived_process_still_symbolizes(progs, tmp_path):
     """It spins 0.5 s and exits long before profile prints: its mappings
     were read when its first sample came."""
+    if EMULATED_CPU:
+        pytest.skip("under QEMU's TCG profile's own userspace runs emulated and does not "
+                    "reliably read the mappings before the process exits (the host runs it)")
     short = tmp_path / "stk-short"
     short.symlink_to(progs["lib"])
     with Tool("profile", "-f", "-U", "-F", HZ, "--name", "stk-short") as tool:
