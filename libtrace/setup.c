@@ -1,5 +1,7 @@
 #include "setup.h"
 
+#include <bpf/btf.h>
+
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
@@ -182,6 +184,43 @@ bool tk_tracepoint_exists(const char *category, const char *name)
 		return true;
 	snprintf(path, sizeof(path), "%s/events/%s/%s", root, category, name);
 	return access(path, F_OK) == 0;
+}
+
+/* Does the kernel's BTF have tracepoint NAME (its btf_trace_NAME
+ * typedef, which tp_btf attaches by)? */
+static bool tracepoint_in_btf(const char *name)
+{
+	char tname[256];
+	struct btf *btf;
+	bool found;
+
+	btf = tk_opts.btf_path ? btf__parse(tk_opts.btf_path, NULL)
+			       : btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	found = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return found;
+}
+
+enum tk_tp_lookup tk_tracepoint_lookup(const char *category, const char *name)
+{
+	const char *root;
+	char path[512];
+
+	if (tk_ensure_tracefs() == 0 && (root = tracefs_root())) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s", root, category, name);
+		if (access(path, F_OK) == 0)
+			return TK_TP_FOUND;
+		snprintf(path, sizeof(path), "%s/events/%s", root, category);
+		if (access(path, F_OK))
+			return TK_TP_NO_CATEGORY;
+		/* A bare tracepoint (no trace event) of a category tracefs
+		 * has is known by its BTF. */
+		return tracepoint_in_btf(name) ? TK_TP_FOUND : TK_TP_NO_NAME;
+	}
+	return tracepoint_in_btf(name) ? TK_TP_FOUND : TK_TP_NO_CATEGORY;
 }
 
 int tk_ensure_tracefs(void)

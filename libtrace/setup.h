@@ -41,6 +41,14 @@ int tk_ensure_tracefs(void);
  * found, so that tk_load reports the real cause. */
 bool tk_tracepoint_exists(const char *category, const char *name);
 
+/* Is CATEGORY:NAME a tracepoint of this kernel, for a tool that takes
+ * one at run time? tracefs (mounted when missing) lists every tracepoint
+ * with a trace event; a bare one is known by its BTF (btf_trace_NAME),
+ * within a category tracefs has. Without tracefs, BTF alone decides and
+ * a miss is TK_TP_NO_CATEGORY. */
+enum tk_tp_lookup { TK_TP_FOUND, TK_TP_NO_CATEGORY, TK_TP_NO_NAME };
+enum tk_tp_lookup tk_tracepoint_lookup(const char *category, const char *name);
+
 /* Call once everything is attached. Tells a person on a terminal that
  * tracing runs (stderr), and when TRACEKIT_READY_FD=N is set, writes
  * "ready\n" to fd N and closes it: tests and scripts wait on that instead

@@ -1,13 +1,11 @@
 /* stackcount: count the stacks that reach an event (a tracepoint, a
  * kernel function or a user function), as bcc's stackcount. */
-#include <bpf/btf.h>
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "functarget.h"
@@ -112,56 +110,6 @@ static bool is_ident(const char *s, size_t len)
 	return true;
 }
 
-/* Does the kernel's BTF have the tracepoint NAME (its btf_trace_NAME
- * typedef, which tp_btf attaches by)? */
-static bool tracepoint_in_btf(const char *name)
-{
-	char tname[TP_NAME_MAX + 16];
-	struct btf *btf;
-	bool found;
-
-	btf = tk_opts.btf_path ? btf__parse(tk_opts.btf_path, NULL)
-			       : btf__load_vmlinux_btf();
-	if (!btf)
-		return false;
-	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
-	found = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
-}
-
-static bool tracefs_has(const char *category, const char *name)
-{
-	static const char *const roots[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	char path[2 * TP_NAME_MAX + 64];
-	size_t i;
-
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(path, sizeof(path), "%s/events%s%s%s%s", roots[i],
-			 category ? "/" : "", category ? category : "",
-			 name ? "/" : "", name ? name : "");
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Is CATEGORY:NAME a tracepoint of this kernel? tracefs lists every
- * tracepoint with an event; one without (a bare tracepoint) is known by
- * its BTF, within a category tracefs has. Without tracefs, BTF alone. */
-static bool tracepoint_exists(const char *category, const char *name)
-{
-	if (tk_ensure_tracefs() == 0 && tracefs_has(NULL, NULL)) {
-		if (tracefs_has(category, name))
-			return true;
-		if (!tracefs_has(category, NULL))
-			return false;
-	}
-	return tracepoint_in_btf(name);
-}
-
 /* Split "CATEGORY:NAME" (len bytes of s) into tp_category and tp_name;
  * false unless both are names. */
 static bool split_tracepoint(const char *s)
@@ -206,7 +154,7 @@ static void resolve(void)
 		if (parts != 3 || !split_tracepoint(s + 2))
 			tk_usage_error("invalid EVENT '%s': expected t:CATEGORY:NAME, such as t:sched:sched_switch",
 				       s);
-		if (!tracepoint_exists(tp_category, tp_name))
+		if (tk_tracepoint_lookup(tp_category, tp_name) != TK_TP_FOUND)
 			tk_usage_error("invalid EVENT '%s': no tracepoint %s:%s in this kernel (see /sys/kernel/tracing/events)",
 				       s, tp_category, tp_name);
 		return;
@@ -229,10 +177,12 @@ static void resolve(void)
 	/* CATEGORY:NAME is a tracepoint when the kernel has one so named;
 	 * otherwise LIB:FUNC or PATH:FUNC. */
 	if (parts == 2 && split_tracepoint(s)) {
-		if (tracepoint_exists(tp_category, tp_name))
+		enum tk_tp_lookup found = tk_tracepoint_lookup(tp_category, tp_name);
+
+		if (found == TK_TP_FOUND)
 			return;
 		/* A category the kernel has: the tracepoint was meant. */
-		if (tracefs_has(tp_category, NULL))
+		if (found == TK_TP_NO_NAME)
 			tk_usage_error("invalid EVENT '%s': no tracepoint %s:%s in this kernel (see /sys/kernel/tracing/events/%s)",
 				       s, tp_category, tp_name, tp_category);
 		resolve_func(s, true);
