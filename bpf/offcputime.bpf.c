@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "offcputime.h"
+#include "tk_task.bpf.h"
 #include "tk_filter.bpf.h"
 #include "tk_stack.bpf.h"
 
@@ -34,18 +35,6 @@ struct {
 	__type(key, u32);                   /* tid */
 	__type(value, struct offcpu_start);
 } start SEC(".maps");
-
-/* The field was "state" before Linux 5.14. */
-struct task_struct___o {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline long task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___o *)t, state);
-}
 
 /* prev is current: the common filters apply to it as to any current task. */
 static __always_inline bool prev_wanted(struct task_struct *prev, long st)
@@ -74,7 +63,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 
 	/* tid 0 is the idle task of every CPU: its "off CPU" time is the
 	 * time the CPU was busy, not a wait. */
-	if (tid && prev_wanted(prev, task_state(prev))) {
+	if (tid && prev_wanted(prev, tk_task_state(prev))) {
 		tk_stack_key_fill(ctx, &s.key, 0);
 		s.key.pid = tid;
 		s.ts = now;

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "runqlat.h"
+#include "tk_task.bpf.h"
 #include "tk_bits.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
@@ -49,18 +50,6 @@ struct {
 } hists SEC(".maps");
 
 static struct runqlat_hist zero_hist;
-
-/* The field was "state" before Linux 5.14. */
-struct task_struct___o {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline long task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___o *)t, state);
-}
 
 static __always_inline bool current_filter(void)
 {
@@ -141,11 +130,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* prev is current here; it stays on the run queue when preempted or
 	 * when its state is still TASK_RUNNING. */
 	if (tid && !current_filter()) {
-		if ((preempt || task_state(prev) == TASK_RUNNING) &&
+		if ((preempt || tk_task_state(prev) == TASK_RUNNING) &&
 		    other_wanted(prev, tid))
 			set_start(tid, now);
 	} else if (tid && tk_task_wanted()) {
-		state = task_state(prev);
+		state = tk_task_state(prev);
 		if (preempt || state == TASK_RUNNING)
 			set_start(tid, now);
 		else if (!(state & TASK_DEAD))
