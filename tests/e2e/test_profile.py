@@ -283,6 +283,10 @@ def test_report_delimits_kernel_and_user_frames(progs):
     in_c = 0
     for frames, comm, bpid, n in both:
         kern, user = frames[:frames.index("--")], frames[frames.index("--") + 1:]
+        if "pipe_read" in kern:
+            # The workload reading its command from stdin, through libc's
+            # read (no frame pointer): sampled as it blocks (seen under TCG).
+            continue
         # Kernel frames innermost first (the syscall, or an interrupt),
         # then the user stack from c out (or from the clock read in c).
         assert "c;b;a;main" in ";".join(user), frames
