@@ -175,6 +175,7 @@ TRIXIE_PKGS = ["libbpf-tools", "libc6", "libelf1t64", "zlib1g", "libzstd1"]
 
 def fetch_libbpf_tools_profile(cache):
     """argv prefix that runs Debian 13's profile-libbpf, fetched once."""
+    cache = cache.resolve()  # apt takes relative Dir:: paths as under /var
     root = cache / "trixie"
     lib = root / "usr/lib/x86_64-linux-gnu"
     tool = root / "usr/sbin/profile-libbpf"

@@ -35,6 +35,14 @@ struct {
 	__type(value, u64);
 } tk_stack_errs SEC(".maps");
 
+/* When each process's pid event was last sent (TK_STACK_RENOTE_NS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, u32);
+	__type(value, u64);
+	__uint(max_entries, 4096);
+} tk_stack_noted SEC(".maps");
+
 static __always_inline void tk_stack_count_err(long id)
 {
 	u32 key = id == -17 /* EEXIST */ ? TK_STACK_ERR_COLLISION :
@@ -71,6 +79,20 @@ static __always_inline void tk_stack_key_fill(void *ctx,
 		tk_stack_id(ctx, flags) : TK_STACK_NOT_TAKEN;
 }
 
+/* Tell userspace about tgid, unless told within TK_STACK_RENOTE_NS. Two
+ * CPUs may both send: the reader copes with a duplicate. */
+static __always_inline void tk_stack_note(void *ctx, u32 tgid)
+{
+	struct tk_stack_pid_event ev = { .tgid = tgid };
+	u64 now = bpf_ktime_get_ns(), *last;
+
+	last = bpf_map_lookup_elem(&tk_stack_noted, &tgid);
+	if (last && now - *last < TK_STACK_RENOTE_NS)
+		return;
+	bpf_map_update_elem(&tk_stack_noted, &tgid, &now, BPF_ANY);
+	tk_emit(ctx, &ev, sizeof(ev));
+}
+
 /* Add weight to key's count. The first count of a key tells userspace
  * about its process (tk_stack_pid_event), so that its mappings are
  * read while it still runs. A full counts map is a counted loss. */
@@ -78,7 +100,6 @@ static __always_inline void tk_stack_add(void *ctx,
 					 const struct tk_stack_key *key,
 					 u64 weight)
 {
-	struct tk_stack_pid_event ev;
 	u64 *n = bpf_map_lookup_elem(&tk_stack_counts, key);
 	long err;
 
@@ -97,10 +118,8 @@ static __always_inline void tk_stack_add(void *ctx,
 		tk_count_loss(TK_LOSS_MAP_FULL);
 		return;
 	}
-	if (key->tgid && key->user_stack_id >= 0) {
-		ev.tgid = key->tgid;
-		tk_emit(ctx, &ev, sizeof(ev));
-	}
+	if (key->tgid && key->user_stack_id >= 0)
+		tk_stack_note(ctx, key->tgid);
 }
 
 #endif

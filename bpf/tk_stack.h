@@ -39,6 +39,12 @@ enum tk_stack_err {
 
 /* An event on tk_events: a process seen for the first time, whose
  * mappings userspace snapshots at once (it may be gone by exit). */
+/* A process's pid event is sent at most this often (new stacks of it
+ * may run code mapped since); userspace re-reads its mappings no more
+ * often either. Sending one per new stack woke the reader thousands of
+ * times a second on a many-function workload. */
+#define TK_STACK_RENOTE_NS (50 * 1000 * 1000ULL)
+
 struct tk_stack_pid_event {
 	unsigned int tgid;
 };

@@ -61,6 +61,34 @@ static int cmp_ksym(const void *a, const void *b)
 	return 0;
 }
 
+/* kallsyms lists the kernel's own symbols already in address order and
+ * then modules' and BPF's: sort only the tail that is not, and merge.
+ * Sorting all 120k+ lines was a fifth of the load's user time. */
+static int sort_ksyms(struct ksym *s, size_t n)
+{
+	size_t sorted = n ? 1 : 0, i, j, o;
+	struct ksym *tail;
+
+	while (sorted < n && cmp_ksym(&s[sorted - 1], &s[sorted]) <= 0)
+		sorted++;
+	if (sorted == n)
+		return 0;
+	qsort(s + sorted, n - sorted, sizeof(*s), cmp_ksym);
+	if (!(tail = malloc((n - sorted) * sizeof(*s))))
+		return -1;
+	memcpy(tail, s + sorted, (n - sorted) * sizeof(*s));
+	/* Merge from the back, so the prefix can stay where it is. */
+	i = sorted, j = n - sorted, o = n;
+	while (j) {
+		if (i && cmp_ksym(&s[i - 1], &tail[j - 1]) > 0)
+			s[--o] = s[--i];
+		else
+			s[--o] = tail[--j];
+	}
+	free(tail);
+	return 0;
+}
+
 static int intern_mod(struct tk_ksyms *k, const char *m, size_t len)
 {
 	size_t i;
@@ -141,7 +169,8 @@ struct tk_ksyms *tk_ksyms_load(const char *path)
 		k->n = 0;
 		return k;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	if (sort_ksyms(k->syms, k->n))
+		goto oom;
 	/* One entry per address (the best ranked: first after sorting);
 	 * drop zero addresses (absolute symbols, per-CPU offsets). */
 	for (i = j = 0; i < k->n; i++) {

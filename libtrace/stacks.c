@@ -176,16 +176,18 @@ static struct noted_slot *noted_slot(uint32_t tgid)
 	return &noted.slots[i];
 }
 
-/* True when tgid should be noted now: never noted, or not for 50 ms. A
- * new stack of a process noted earlier may run code it mapped since (a
- * process noted in the dynamic loader, before its libraries were
- * mapped): noting again merges the new mappings in. */
+/* True when tgid should be noted now. A new stack of a process noted
+ * earlier may run code it mapped since (a process noted in the dynamic
+ * loader, before its libraries were mapped): noting again merges the new
+ * mappings in. BPF sends a process's event at most every
+ * TK_STACK_RENOTE_NS; what comes sooner than half that is two CPUs
+ * racing, and is dropped. */
 static bool note_due(uint32_t tgid)
 {
 	struct noted_slot *slot = noted_slot(tgid);
 	double now = tk_elapsed();
 
-	if (slot->when >= 0 && now - slot->when < 0.05)
+	if (slot->when >= 0 && now - slot->when < TK_STACK_RENOTE_NS / 2e9)
 		return false;
 	slot->when = now;
 	return true;

@@ -388,13 +388,19 @@ static void test_kernel_file(void **state)
 		   "ffffffffc0001000 t ext4_fill_super\t[ext4]\n"
 		   "ffffffffc0000f00 T ext4_init\t[ext4]\n"
 		   "ffffffffc0002000 d ext4_data\t[ext4]\n"
-		   "ffffffffc0003000 T nf_hook\t[nf_tables]\n");
+		   "ffffffffc0003000 T nf_hook\t[nf_tables]\n"
+		   /* Out of order, merged into the sorted kernel part. */
+		   "ffffffff81000200 t big_func_local\n"
+		   "ffffffff81000180 T late_func\n");
 	assert_non_null(s = tk_syms_new(NULL));
 	tk_syms_set_kallsyms_path(s, tpath("kallsyms"));
 	tk_syms_kernel(s, 0xffffffff81000104ULL, &sym);
 	assert_string_equal(sym.name, "helper_alias");
 	assert_string_equal(sym.module, "kernel");
 	assert_true(sym.offset == 4);
+	tk_syms_kernel(s, 0xffffffff81000190ULL, &sym);
+	assert_string_equal(sym.name, "late_func");
+	assert_true(sym.offset == 0x10);
 	tk_syms_kernel(s, 0xffffffff81000fffULL, &sym);
 	assert_string_equal(sym.name, "big_func");
 	assert_true(sym.offset == 0xdff);
