@@ -7,7 +7,10 @@
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
 #   make deps       install the Debian packages that build and tests need
-#   make fuzz       fuzz the JSON escaper and the symbol-file parsers
+#   make install    the tools, tracekitd, its unit and default config
+#                   (PREFIX=/usr/local, DESTDIR for staging)
+#   make fuzz       fuzz the JSON escaper, the symbol-file parsers and
+#                   tracekitd's config reader
 #                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
 ARCH := $(shell uname -m)
@@ -25,7 +28,7 @@ PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
 
@@ -41,12 +44,13 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
 	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
 	xz-utils binutils elfutils \
+	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
 	qemu-system-x86 udev busybox-static
 
-.PHONY: all deps check check-unit check-e2e fuzz bench clean
+.PHONY: all deps check check-unit check-e2e fuzz bench clean install
 .DELETE_ON_ERROR:
 
-all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS))
+all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS)) $(BIN)/tracekitd
 
 # Install only what is missing; a stamp keeps `make` quiet after the first run.
 deps:
@@ -98,8 +102,20 @@ $(addprefix $(OBJ)/tools/,$(addsuffix .o,$(PLAIN_TOOLS))): $(OBJ)/tools/%.o: too
 $(BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# tracekitd: tools/tracekitd/*.c over the skeletons of the tools it
+# runs as collectors.
+TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat
+TRACEKITD_OBJ := $(patsubst tools/tracekitd/%.c,$(OBJ)/tracekitd/%.o,$(wildcard tools/tracekitd/*.c))
+TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lpthread
+
+$(OBJ)/tracekitd/%.o: tools/tracekitd/%.c $(patsubst %,$(OBJ)/%.skel.h,$(TRACEKITD_SKELS)) | $(OBJ)/tracekitd
+	$(CC) $(CFLAGS) -iquote tools/tracekitd -c $< -o $@
+
+$(BIN)/tracekitd: $(TRACEKITD_OBJ) $(LIBTRACE) | $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TRACEKITD_LIBS)
+
 # Every compile waits for its directory, and so for `make deps`.
-$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tests $(BIN): | $(BUILD)/.deps-stamp
+$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tracekitd $(OBJ)/tests $(BIN): | $(BUILD)/.deps-stamp
 	mkdir -p $@
 
 # Unit tests: one cmocka program per tests/unit/test_*.c.
@@ -136,15 +152,17 @@ check-vm: all
 FUZZ_TIME ?= 60
 FUZZERS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Ilibtrace -Ibpf -D_GNU_SOURCE
+	-Ilibtrace -Ibpf -Itools/tracekitd -D_GNU_SOURCE
 # The libtrace sources each harness exercises.
 fuzz_src_json := libtrace/json.c
 fuzz_src_kallsyms := libtrace/symparse.c
 fuzz_src_maps := libtrace/symparse.c
 fuzz_src_perfmap := libtrace/symparse.c
+fuzz_src_config := tools/tracekitd/config.c
+fuzz_libs_config := -linih
 
 $(OBJ)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_src_$$*) | $(OBJ)/fuzz
-	$(CLANG) $(FUZZ_CFLAGS) $< $(fuzz_src_$*) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $< $(fuzz_src_$*) -o $@ $(fuzz_libs_$*)
 
 $(OBJ)/fuzz: | $(BUILD)/.deps-stamp
 	mkdir -p $@
@@ -169,6 +187,20 @@ bench: all
 	$(PYTHON) bench/results.py symbolize < $(BUILD)/bench-symbolize.md
 	$(PYTHON) bench/profile_cpu.py --bin $(abspath $(BIN)) --build $(BUILD) > $(BUILD)/bench-profile.md
 	$(PYTHON) bench/results.py profile < $(BUILD)/bench-profile.md
+	$(PYTHON) bench/tracekitd_churn.py --bin $(abspath $(BIN)) > $(BUILD)/bench-churn.md
+	$(PYTHON) bench/results.py tracekitd-churn < $(BUILD)/bench-churn.md
+
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= /lib/systemd/system
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSCONFDIR)/tracekit $(DESTDIR)$(UNITDIR)
+	install -m 755 $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS) tracekitd) $(DESTDIR)$(PREFIX)/sbin/
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/tracekitd.service > $(DESTDIR)$(UNITDIR)/tracekitd.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/tracekitd.service
+	@# An edited config survives a reinstall.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf ] || \
+		install -m 644 tools/tracekitd.conf $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf
 
 clean:
 	rm -rf $(BUILD)

@@ -96,15 +96,17 @@ static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 	struct runqlat_slots *all;
 	struct runqlat_hist *h;
 	u32 key = 0;
-	u64 slot;
+	u64 slot, ns = delta;
 
 	delta /= millis ? 1000000 : 1000;
 	slot = tk_log2_slot(delta);
 	tk_bound(slot, RUNQLAT_SLOTS - 1);
 	if (!per_process && !per_thread) {
 		all = bpf_map_lookup_elem(&hist_all, &key);
-		if (all)
-			all->slots[slot]++;  /* per-CPU: no atomic needed */
+		if (all) {  /* per-CPU: no atomics needed */
+			all->slots[slot]++;
+			all->sum_ns += ns;
+		}
 		return;
 	}
 	key = per_process ? BPF_CORE_READ(next, tgid) : tid;

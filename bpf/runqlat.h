@@ -10,9 +10,11 @@
 /* Processes (-P) or threads (-L) with a histogram per interval. */
 #define RUNQLAT_MAX_KEYS 10240
 
-/* The histogram of all tasks: one per CPU, summed in userspace. */
+/* The histogram of all tasks: one per CPU, summed in userspace. sum_ns
+ * is the latencies' total, for tracekitd's Prometheus histogram. */
 struct runqlat_slots {
 	unsigned long long slots[RUNQLAT_SLOTS];
+	unsigned long long sum_ns;
 };
 
 /* The histogram of one process (-P, key tgid) or thread (-L, key tid). */

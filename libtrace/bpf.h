@@ -76,9 +76,23 @@ void tk_set_target(const char *family, const char *binary, const char *func,
 void tk_set_target_tp(const char *family, const char *category,
 		      const char *name);
 
+/* tk_load for a program that runs several tracers (tracekitd): where
+ * tk_load would exit, this detaches and destroys what it had made, puts
+ * the one-line cause in err and returns NULL. */
+void *tk_try_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
+		  void *ctx, char *err, size_t errlen);
+
 /* Detach and destroy every link tk_load made (a daemon that reloads or
  * exits cleanly; tools just exit). */
 void tk_detach(void);
+
+/* Detach the links of one object (a daemon stopping one tracer); the
+ * caller then destroys its skeleton. */
+void tk_detach_object(struct bpf_object *obj);
+
+/* Do not load the programs whose names start with prefix (a family in
+ * all its attach methods), from a configure callback. */
+void tk_programs_off(struct bpf_object *obj, const char *prefix);
 
 /* Set a global variable of the object's .rodata (before load) by name. */
 int tk_set_rodata(struct bpf_object *obj, const char *var, const void *val,

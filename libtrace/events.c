@@ -148,10 +148,31 @@ void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx)
 			strerror(errno));
 }
 
+int tk_events_fd(void)
+{
+	if (ringbuf)
+		return ring_buffer__epoll_fd(ringbuf);
+	if (perfbuf)
+		return perf_buffer__epoll_fd(perfbuf);
+	return -1;
+}
+
+void tk_events_close(void)
+{
+	ring_buffer__free(ringbuf);
+	perf_buffer__free(perfbuf);
+	ringbuf = NULL;
+	perfbuf = NULL;
+	perf_lost = 0;
+	stop_rc = 0;
+}
+
 int tk_events_poll(int timeout_ms)
 {
 	int n;
 
+	if (!ringbuf && !perfbuf)
+		return 0;
 	if (ringbuf)
 		n = ring_buffer__poll(ringbuf, timeout_ms);
 	else

@@ -28,6 +28,14 @@ void tk_events_default_kb(unsigned long kb);
 /* Start reading tk_events; exits 1 with the cause on failure. */
 void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx);
 
+/* An fd that polls readable when events are waiting (an epoll fd), for
+ * a program that waits on other things too; -1 when none is open. */
+int tk_events_fd(void);
+
+/* Stop reading tk_events (before its object is destroyed), so that
+ * another object's can be opened. */
+void tk_events_close(void);
+
 /* Wait up to timeout_ms and handle what came. Returns events handled, 0 on
  * timeout or signal, or negative when fn asked to stop. */
 int tk_events_poll(int timeout_ms);

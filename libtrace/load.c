@@ -68,7 +68,10 @@ static struct target targets[MAX_TARGETS];
 static int n_targets;
 static int forced_rank[N_CHAINS];
 static struct bpf_link *links[MAX_LINKS];
+static struct bpf_object *link_objs[MAX_LINKS];  /* whose link each is */
 static int n_links;
+static struct bpf_object *loading;  /* the object tk_load is attaching */
+static void *loading_skel;          /* and its skeleton, while open */
 static char failed_prog[64];  /* named by the last libbpf warning */
 
 void tk_set_target(const char *family, const char *binary, const char *func,
@@ -480,6 +483,21 @@ void tk_detach(void)
 		bpf_link__destroy(links[--n_links]);
 }
 
+void tk_detach_object(struct bpf_object *obj)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < n_links; i++) {
+		if (link_objs[i] == obj) {
+			bpf_link__destroy(links[i]);
+			continue;
+		}
+		links[kept] = links[i];
+		link_objs[kept++] = link_objs[i];
+	}
+	n_links = kept;
+}
+
 static bool is_tracepoint(const char *sec)
 {
 	return !strncmp(sec, "tracepoint", 10) ||
@@ -490,6 +508,7 @@ static void add_link(struct bpf_link *link)
 {
 	if (n_links == MAX_LINKS)
 		tk_fail("too many probes (at most %d)", MAX_LINKS);
+	link_objs[n_links] = loading;
 	links[n_links++] = link;
 }
 
@@ -521,7 +540,7 @@ static int attach_all(struct bpf_object *obj, struct bpf_program **failed)
 			*failed = prog;
 			return -errno;
 		}
-		links[n_links++] = link;
+		add_link(link);
 	}
 	return 0;
 }
@@ -671,7 +690,7 @@ static int try_load(void *skel, const struct tk_skel_ops *ops,
 	err = attach_all(obj, &prog);
 	if (!err)
 		return 0;
-	tk_detach();
+	tk_detach_object(obj);
 	m = prog_method(prog, &f);
 	prog_target(prog, target, sizeof(target));
 	if (m && f) {
@@ -719,6 +738,8 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 
 		if (!skel)
 			tk_fail("cannot open BPF object: %s", strerror(errno));
+		loading_skel = skel;
+		loading = ops->obj(skel);
 		if (attempt == 0)
 			scan_families(ops->obj(skel));
 		if (!choose())
@@ -727,9 +748,41 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			report_methods(ops->obj(skel));
 			if (tk_opts.dry_run)
 				exit(0);
+			loading_skel = NULL;
 			return skel;
 		}
+		loading_skel = NULL;
 		ops->destroy(skel);
 	}
 	tk_fail("no attach method of this tool works on this kernel; run with -v for details");
+}
+
+void *tk_try_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
+		  void *ctx, char *err, size_t errlen)
+{
+	static jmp_buf trap;  /* static: setjmp's frame must not be reused */
+	void *skel;
+
+	loading_skel = NULL;
+	if (setjmp(trap)) {
+		if (loading_skel) {
+			tk_detach_object(ops->obj(loading_skel));
+			ops->destroy(loading_skel);
+			loading_skel = NULL;
+		}
+		return NULL;
+	}
+	tk_fail_trap(&trap, err, errlen);
+	skel = tk_load(ops, configure, ctx);
+	tk_fail_trap(NULL, NULL, 0);
+	return skel;
+}
+
+void tk_programs_off(struct bpf_object *obj, const char *prefix)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj)
+		if (!strncmp(bpf_program__name(p), prefix, strlen(prefix)))
+			bpf_program__set_autoload(p, false);
 }

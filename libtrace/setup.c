@@ -136,11 +136,29 @@ static void vmessage(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+static jmp_buf *fail_trap;
+static char *fail_msg;
+static size_t fail_msg_size;
+
+void tk_fail_trap(jmp_buf *trap, char *msg, size_t size)
+{
+	fail_trap = trap;
+	fail_msg = msg;
+	fail_msg_size = size;
+}
+
 void tk_fail(const char *fmt, ...)
 {
+	jmp_buf *trap = fail_trap;
 	va_list ap;
 
 	va_start(ap, fmt);
+	if (trap) {
+		vsnprintf(fail_msg, fail_msg_size, fmt, ap);
+		va_end(ap);
+		fail_trap = NULL;
+		longjmp(*trap, 1);
+	}
 	vmessage(fmt, ap);
 	va_end(ap);
 	exit(1);

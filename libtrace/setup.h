@@ -3,7 +3,9 @@
 #ifndef TK_SETUP_H
 #define TK_SETUP_H
 
+#include <setjmp.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 void tk_set_tool_name(const char *name);
 const char *tk_tool_name(void);
@@ -25,6 +27,12 @@ double tk_elapsed(void);
 
 /* Runtime failure: "tool: MESSAGE" on stderr, exit 1. */
 void tk_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* While trap is set, tk_fail writes its message (without the tool name)
+ * into msg and longjmps to trap instead of exiting; it clears the trap
+ * first. A daemon runs several tracers, and one that cannot start must
+ * not end the others (see tk_try_load). NULL clears it. */
+void tk_fail_trap(jmp_buf *trap, char *msg, size_t size);
 
 /* Non-fatal message: "tool: MESSAGE" on stderr. */
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -6,6 +6,7 @@
 #include "events.h"
 #include "hist.h"
 #include "json.h"
+#include "mapread.h"
 #include "names.h"
 #include "opts.h"
 #include "output.h"

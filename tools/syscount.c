@@ -115,13 +115,15 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Append key's counts, summed over CPUs, to cur (when not zero). */
-static void add_row(unsigned key, const char *vals, size_t vsize, int ncpu)
+static void add_row(const void *key, const char *vals, int ncpu, size_t vsize,
+		    void *ctx)
 {
 	struct row *r = &cur[n_cur];
 	int c;
 
+	(void)ctx;
 	memset(r, 0, sizeof(*r));
-	r->key = key;
+	r->key = *(const unsigned *)key;
 	for (c = 0; c < ncpu; c++) {
 		const struct syscount_proc_val *pv = (const void *)(vals + c * vsize);
 
@@ -135,45 +137,19 @@ static void add_row(unsigned key, const char *vals, size_t vsize, int ncpu)
 		n_cur++;
 }
 
-/* Read every entry of map into cur, sorted by key: in batches, a few
- * bpf() calls rather than two per entry (one per entry before 5.6). */
+/* Read every entry of map into cur, sorted by key. */
 static void read_map(struct bpf_map *map)
 {
-	enum { CHUNK = 256 };
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(map), err = 0;
-	size_t vsize = (bpf_map__value_size(map) + 7) & ~7ul, max = bpf_map__max_entries(map);
-	unsigned keys[CHUNK], batch, n, i, *last = NULL;
-	char *vals = calloc((size_t)CHUNK * ncpu, vsize);
-	bool first = true, no_batch = false;
+	int err;
 
-	cur = realloc(cur, max * sizeof(*cur));
-	if (!vals || !cur)
+	cur = realloc(cur, bpf_map__max_entries(map) * sizeof(*cur));
+	if (!cur)
 		tk_fail("out of memory");
-	for (n_cur = 0; !err && n_cur < max; first = false) {
-		n = CHUNK;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys,
-					   vals, &n, NULL);
-		/* No batch ops for this map type on this kernel (5.10's
-		 * per-CPU arrays: ENOTSUPP, 524) or none at all (EINVAL). */
-		if (err && first && (errno == EINVAL || errno == 524 ||
-				     errno == EOPNOTSUPP)) {
-			no_batch = true;
-			break;
-		}
-		for (i = 0; i < n && n_cur < max; i++)
-			add_row(keys[i], vals + (size_t)i * ncpu * vsize, vsize, ncpu);
-	}
-	while (no_batch && n_cur < max &&
-	       !(err = bpf_map_get_next_key(fd, last, &keys[0]))) {
-		keys[1] = keys[0];
-		last = &keys[1];
-		if (!bpf_map_lookup_elem(fd, &keys[0], vals))
-			add_row(keys[0], vals, vsize, ncpu);
-	}
-	if (err && errno != ENOENT)
-		tk_fail("cannot read map %s: %s", bpf_map__name(map), strerror(errno));
+	n_cur = 0;
+	err = tk_percpu_map_read(map, add_row, NULL);
+	if (err)
+		tk_fail("cannot read map %s: %s", bpf_map__name(map), strerror(-err));
 	qsort(cur, n_cur, sizeof(*cur), by_key);
-	free(vals);
 }
 
 /* Turn cur into the counts since the last print; keep cur's totals as
@@ -411,16 +387,6 @@ static void list_syscalls(void)
 	}
 }
 
-/* Switch off a family of programs (all its attach methods). */
-static void family_off(struct bpf_object *obj, const char *prefix)
-{
-	struct bpf_program *p;
-
-	bpf_object__for_each_program(p, obj)
-		if (!strncmp(bpf_program__name(p), prefix, strlen(prefix)))
-			bpf_program__set_autoload(p, false);
-}
-
 static int configure(void *s, void *ctx)
 {
 	struct syscount_bpf *skel = s;
@@ -435,9 +401,9 @@ static int configure(void *s, void *ctx)
 	skel->rodata->latency = env.latency;
 	skel->rodata->failures_only = env.failures;
 	skel->rodata->filter_errno = env.errno_filter;
-	family_off(skel->obj, plain ? "sys_exit_" : "count_");
+	tk_programs_off(skel->obj, plain ? "sys_exit_" : "count_");
 	if (!env.latency)  /* counting needs sys_exit only */
-		family_off(skel->obj, "sys_enter_");
+		tk_programs_off(skel->obj, "sys_enter_");
 	/* Create only the maps this run uses; libbpf turns references to
 	 * the others into dead code the verifier never reaches. */
 	bpf_map__set_autocreate(skel->maps.by_pid, env.process);

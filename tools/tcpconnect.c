@@ -255,16 +255,6 @@ static void print_counts(struct bpf_map *map)
 	free(rows);
 }
 
-/* Switch off every attach method of the probes whose name starts so. */
-static void probes_off(struct bpf_object *obj, const char *prefix)
-{
-	struct bpf_program *p;
-
-	bpf_object__for_each_program(p, obj)
-		if (!strncmp(bpf_program__name(p), prefix, strlen(prefix)))
-			bpf_program__set_autoload(p, false);
-}
-
 static int configure(void *s, void *ctx)
 {
 	struct tcpconnect_bpf *skel = s;
@@ -276,9 +266,9 @@ static int configure(void *s, void *ctx)
 	for (i = 0; i < env.n_ports; i++)
 		skel->rodata->ports[i] = env.ports[i];
 	if (env.ipv4_only)
-		probes_off(skel->obj, "v6_");
+		tk_programs_off(skel->obj, "v6_");
 	if (env.ipv6_only)
-		probes_off(skel->obj, "v4_");
+		tk_programs_off(skel->obj, "v4_");
 	/* Only the map this mode writes; the other's code is dead. */
 	bpf_map__set_autocreate(skel->maps.counts, env.count);
 	bpf_map__set_autocreate(skel->maps.tk_events, !env.count);

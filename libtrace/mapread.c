@@ -1,0 +1,64 @@
+#include "mapread.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
+{
+	enum { CHUNK = 256 };
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(map), err = 0;
+	size_t vsize = (bpf_map__value_size(map) + 7) & ~7ul;
+	size_t ksize = bpf_map__key_size(map), max = bpf_map__max_entries(map);
+	char *keys = calloc(CHUNK + 1, ksize), *vals = calloc((size_t)CHUNK * ncpu, vsize);
+	char batch[64], *last = NULL;  /* a batch token is a key */
+	bool first = true, no_batch = false;
+	size_t seen = 0;
+	unsigned n, i;
+	int saved = 0;  /* errno of the call that ended the reading */
+
+	if (ncpu < 0)
+		return ncpu;
+	if (!keys || !vals || ksize > sizeof(batch)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (seen < max) {
+		n = CHUNK;
+		err = bpf_map_lookup_batch(fd, first ? NULL : batch, batch, keys,
+					   vals, &n, NULL);
+		saved = err ? errno : 0;
+		/* No batch ops for this map type on this kernel (5.10's
+		 * per-CPU arrays: ENOTSUPP, 524) or none at all (EINVAL). */
+		if (err && first && (saved == EINVAL || saved == 524 ||
+				     saved == EOPNOTSUPP)) {
+			no_batch = true;
+			break;
+		}
+		first = false;
+		for (i = 0; i < n && seen < max; i++, seen++)
+			fn(keys + (size_t)i * ksize, vals + (size_t)i * ncpu * vsize,
+			   ncpu, vsize, ctx);
+		if (err)
+			break;
+	}
+	while (no_batch && seen < max) {
+		err = bpf_map_get_next_key(fd, last, keys);
+		saved = err ? errno : 0;
+		if (err)
+			break;
+		memcpy(keys + ksize, keys, ksize);
+		last = keys + ksize;
+		if (!bpf_map_lookup_elem(fd, keys, vals)) {
+			fn(keys, vals, ncpu, vsize, ctx);
+			seen++;
+		}
+	}
+	err = err && saved != ENOENT ? -saved : 0;
+out:
+	free(keys);
+	free(vals);
+	return err;
+}

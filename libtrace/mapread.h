@@ -1,0 +1,18 @@
+/* Reading whole BPF maps from userspace. */
+#ifndef TK_MAPREAD_H
+#define TK_MAPREAD_H
+
+#include <bpf/libbpf.h>
+#include <stddef.h>
+
+/* One entry of a per-CPU map: ncpu values of vsize bytes each (the value
+ * size rounded up to 8, as the kernel lays them out). */
+typedef void (*tk_percpu_entry_fn)(const void *key, const char *vals,
+				   int ncpu, size_t vsize, void *ctx);
+
+/* Call fn for each entry of the per-CPU map, in batches: a few bpf()
+ * calls rather than two per entry (one per entry before 5.6, or where
+ * the map type has no batch operations). 0, or -errno. */
+int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx);
+
+#endif

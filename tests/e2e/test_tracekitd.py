@@ -1,0 +1,475 @@
+"""tracekitd end to end: a daemon on a test port, workloads with known
+counts, /metrics scraped before and after, exact deltas; promtool and a
+real Prometheus server read it; systemd's own checks accept the unit;
+signals, bad configs and bad requests behave."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, ROOT, Tool, kernel_has, tool_path
+
+NAME = "tracekitd"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_config(path, **collectors):
+    lines = ["[collectors]"] + [f"{k} = {'yes' if v else 'no'}" for k, v in collectors.items()]
+    Path(path).write_text("\n".join(lines) + "\n")
+
+
+class Daemon(Tool):
+    def __init__(self, *args, config=None, env=None):
+        self.port = free_port()
+        self.tmp = tempfile.mkdtemp(prefix="tkd-")
+        self.config = config or os.path.join(self.tmp, "tracekitd.conf")
+        if not config:
+            write_config(self.config, syscalls=True, execs=True, runqlat=True,
+                         tcpconnect=False, vfsstat=False)
+        super().__init__(NAME, "--config", self.config,
+                         "--listen", f"127.0.0.1:{self.port}", *args, env=env)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/metrics"
+
+    def get(self, path="/metrics", method="GET"):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.headers, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+    def scrape(self):
+        status, headers, body = self.get()
+        assert status == 200, body
+        assert headers["Content-Type"].startswith("text/plain; version=0.0.4"), headers
+        return body
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$')
+
+
+def samples(text):
+    """{(name, frozenset of (label, value))): value}"""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, line
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def value(s, name, **labels):
+    return s.get((name, frozenset(labels.items())), 0.0)
+
+
+def series(s, name):
+    return {k[1]: v for k, v in s.items() if k[0] == name}
+
+
+def prog_ids():
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                         text=True, check=True).stdout
+    return {p["id"] for p in json.loads(out)}
+
+
+def test_syscall_counts_and_errors_exact():
+    n_ok, n_err = 1234, 77
+    with Daemon() as d:
+        before = samples(d.scrape())
+        # sched_get_priority_max: a syscall nothing else here makes.
+        for _ in range(n_ok):
+            os.sched_get_priority_max(os.SCHED_FIFO)
+        for _ in range(n_err):
+            with pytest.raises(OSError):
+                os.sched_get_priority_max(12345)  # EINVAL
+        after = samples(d.scrape())
+    name = dict(syscall="sched_get_priority_max")
+    assert (value(after, "tracekit_syscalls_total", **name) -
+            value(before, "tracekit_syscalls_total", **name)) == n_ok + n_err
+    assert (value(after, "tracekit_syscall_errors_total", **name) -
+            value(before, "tracekit_syscall_errors_total", **name)) == n_err
+
+
+def test_execs_by_comm_exact_and_failures_by_errno():
+    n_ok, n_fail = 25, 9
+    with Daemon() as d:
+        marker = os.path.join(d.tmp, f"tkd-ex{os.getpid() % 100000}")
+        shutil.copy("/bin/true", marker)
+        noexec = os.path.join(d.tmp, "not-executable")
+        Path(noexec).write_text("#!/bin/sh\n")
+        os.chmod(noexec, 0o644)
+        before = samples(d.scrape())
+        for _ in range(n_ok):
+            subprocess.run([marker], check=True)
+        for _ in range(n_fail):
+            with pytest.raises(PermissionError):
+                subprocess.run([noexec])
+        after = samples(d.scrape())
+    comm = os.path.basename(marker)[:15]
+    assert value(before, "tracekit_execs_total", comm=comm) == 0
+    assert value(after, "tracekit_execs_total", comm=comm) == n_ok
+    assert (value(after, "tracekit_exec_failures_total", errno="EACCES") -
+            value(before, "tracekit_exec_failures_total", errno="EACCES")) == n_fail
+
+
+def test_runqlat_histogram_is_a_prometheus_histogram():
+    with Daemon() as d:
+        before = samples(d.scrape())
+        for _ in range(50):
+            time.sleep(0.001)  # each wakeup is a run queue wait
+        after = samples(d.scrape())
+    name = "tracekit_runqueue_latency_seconds"
+    buckets = sorted(((float(dict(k)["le"]), v) for k, v in
+                      series(after, name + "_bucket").items()))
+    les = [le for le, _ in buckets]
+    assert les[-1] == float("inf") and les[0] == 2e-06 and len(les) == 32
+    assert all(b == 2 * a for a, b in zip(les[:-2], les[1:-1]))
+    counts = [v for _, v in buckets]
+    assert counts == sorted(counts), "buckets are cumulative"
+    assert counts[-1] == value(after, name + "_count")
+    assert value(after, name + "_count") - value(before, name + "_count") >= 50
+    assert value(after, name + "_sum") > value(before, name + "_sum")
+
+
+def test_health_metrics():
+    with Daemon() as d:
+        s = samples(d.scrape())
+    for c in ("syscalls", "execs", "runqlat"):
+        assert value(s, "tracekit_collector_up", collector=c) == 1
+        assert value(s, "tracekit_events_lost_total", collector=c) == 0
+    assert ("tracekit_collector_up", frozenset({("collector", "tcpconnect")})) not in s
+    probes = series(s, "tracekit_probe_attached")
+    methods = {dict(k)["probe"]: dict(k)["method"] for k in probes
+               if dict(k)["collector"] == "runqlat"}
+    assert set(methods) == {"sched_wakeup", "sched_wakeup_new", "sched_switch"}
+    assert set(methods.values()) <= {"tp_btf", "raw_tp"}
+    assert value(s, "tracekit_map_max_entries", collector="runqlat", map="start") == 10240
+    assert value(s, "tracekit_series_limit") == 1000
+    assert value(s, "process_resident_memory_bytes") > 0
+    assert ("tracekit_bpf_stats_enabled", frozenset()) in s
+
+
+def test_bpf_run_time_when_stats_enabled():
+    path = "/proc/sys/kernel/bpf_stats_enabled"
+    old = Path(path).read_text()
+    Path(path).write_text("1\n")
+    try:
+        with Daemon() as d:
+            os.sched_get_priority_max(os.SCHED_FIFO)
+            s = samples(d.scrape())
+    finally:
+        Path(path).write_text(old)
+    assert value(s, "tracekit_bpf_stats_enabled") == 1
+    runs = series(s, "tracekit_bpf_runs_total")
+    assert any(dict(k)["collector"] == "syscalls" and v > 0 for k, v in runs.items()), runs
+    assert series(s, "tracekit_bpf_run_seconds_total")
+
+
+def test_promtool_accepts_the_output():
+    with Daemon() as d:
+        subprocess.run([f"/bin/true"], check=True)
+        text = d.scrape()
+    res = subprocess.run(["promtool", "check", "metrics"], input=text,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_label_values_escaped_for_any_comm():
+    """A program named with a quote, a backslash and invalid UTF-8 is
+    still one valid series."""
+    with Daemon() as d:
+        weird = os.path.join(d.tmp.encode(), b'q"b\\x\xff')
+        shutil.copy("/bin/true", weird)
+        subprocess.run([weird], check=True)
+        text = d.scrape()
+    assert 'tracekit_execs_total{comm="q\\"b\\\\x\ufffd"} 1' in text
+    res = subprocess.run(["promtool", "check", "metrics"], input=text,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_cardinality_capped_with_overflow_series():
+    n, cap = 120, 40
+    with Daemon("--max-series", cap) as d:
+        progs = []
+        for i in range(n):
+            p = os.path.join(d.tmp, f"tkd-churn-{i}")
+            os.symlink("/bin/true", p)  # comm: the name exec'd
+            progs.append(p)
+        rss0 = value(samples(d.scrape()), "process_resident_memory_bytes")
+        for p in progs:
+            subprocess.run([p], check=True)
+        s = samples(d.scrape())
+    mine = {dict(k)["comm"]: v for k, v in series(s, "tracekit_execs_total").items()
+            if dict(k)["comm"].startswith("tkd-churn-")}
+    kept = len(series(s, "tracekit_execs_total")) - 1  # less the overflow series
+    assert kept == cap
+    assert all(v == 1 for v in mine.values())
+    overflow = value(s, "tracekit_execs_total", comm="__overflow__")
+    assert overflow >= n - len(mine)
+    assert value(s, "tracekit_series_dropped_total", metric="tracekit_execs_total") == overflow
+    assert value(s, "process_resident_memory_bytes") < rss0 + (8 << 20)
+
+
+def test_sigterm_leaves_no_program_behind():
+    before = prog_ids()
+    d = Daemon()
+    d.start()
+    during = prog_ids() - before
+    assert len(during) >= 9  # syscalls 1, execs 5, runqlat 3
+    out, err, rc = d.stop(signal.SIGTERM)
+    d.__exit__(None, None, None)
+    assert rc == 0, err
+    assert "stopped; all probes detached" in err
+    # The kernel frees a program after an RCU grace period, not at once.
+    deadline = time.monotonic() + 30
+    while prog_ids() & during and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (prog_ids() & during)
+
+
+def test_sighup_reloads_config():
+    with Daemon() as d:
+        assert value(samples(d.scrape()), "tracekit_collector_up", collector="execs") == 1
+        write_config(d.config, syscalls=True, execs=False, runqlat=True)
+        d.proc.send_signal(signal.SIGHUP)
+        for _ in range(100):
+            s = samples(d.scrape())
+            if ("tracekit_collector_up", frozenset({("collector", "execs")})) not in s:
+                break
+            time.sleep(0.1)
+        assert ("tracekit_collector_up", frozenset({("collector", "execs")})) not in s
+        assert value(s, "tracekit_collector_up", collector="syscalls") == 1
+        assert not series(s, "tracekit_execs_total")
+        # A bad file keeps what runs.
+        Path(d.config).write_text("[collectors]\nexecs = perhaps\n")
+        d.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        assert value(samples(d.scrape()), "tracekit_collector_up", collector="syscalls") == 1
+        out, err, rc = d.stop(signal.SIGTERM)
+    assert rc == 0
+    assert "reloaded" in err
+    assert "execs: bad value 'perhaps' (yes or no); keeping the running configuration" in err
+
+
+def test_systemd_notify_ready_watchdog_stopping():
+    sock_path = tempfile.mktemp(prefix="tkd-notify-")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.settimeout(30)
+    try:
+        d = Daemon(env={"NOTIFY_SOCKET": sock_path, "WATCHDOG_USEC": "200000"})
+        d.start()
+        msgs = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and sum("WATCHDOG=1" in m for m in msgs) < 2:
+            msgs.append(sock.recv(4096).decode())
+        d.stop(signal.SIGTERM)
+        d.__exit__(None, None, None)
+        while not any("STOPPING=1" in m for m in msgs):
+            msgs.append(sock.recv(4096).decode())
+    finally:
+        sock.close()
+        os.unlink(sock_path)
+    assert msgs[0].startswith("READY=1\nSTATUS=3 collectors running (syscalls execs runqlat)")
+    assert sum("WATCHDOG=1" in m for m in msgs) >= 2
+    assert msgs[-1] == "STOPPING=1"
+
+
+def test_capabilities_dropped_after_attach():
+    with Daemon() as d:
+        status = Path(f"/proc/{d.proc.pid}/status").read_text()
+        assert d.scrape()  # reading maps still works
+    caps = {k: int(v, 16) for k, v in re.findall(r"^(Cap\w+):\s+([0-9a-f]+)$", status, re.M)}
+    want = (1 << 38) | (1 << 39)  # CAP_PERFMON, CAP_BPF
+    assert caps["CapEff"] == want and caps["CapPrm"] == want and caps["CapBnd"] == want, caps
+
+
+def test_bad_requests_get_errors_and_daemon_keeps_serving():
+    with Daemon() as d:
+        assert d.get("/nope")[0] == 404
+        assert d.get("/metrics", method="POST")[0] == 405
+        assert d.get("/")[0] == 200
+        for raw in (b"GARBAGE\r\n\r\n", b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                    b"a" * 100000 + b"\r\n\r\n", b"\x00\xff" * 1000 + b"\r\n\r\n"):
+            with socket.create_connection(("127.0.0.1", d.port), timeout=10) as s:
+                try:
+                    s.sendall(raw)
+                    reply = s.recv(200)
+                except (ConnectionResetError, BrokenPipeError):
+                    reply = b""
+            assert reply == b"" or re.match(rb"HTTP/1.1 4\d\d ", reply), reply
+        assert d.get()[0] == 200
+        out, err, rc = d.stop(signal.SIGTERM)
+    assert rc == 0
+
+
+@pytest.mark.parametrize("content, line", [
+    ("[tracekitd]\nlisten = 1.2.3:99\n", ":2: listen address '1.2.3:99' is not ADDRESS:PORT"),
+    ("[collectors]\nexecs = maybe\n", ":2: execs: bad value 'maybe' (yes or no)"),
+    ("[collectors]\nbiolatency = yes\n", ":2: unknown collector 'biolatency'"),
+    ("[daemon]\nx = 1\n", ":2: unknown section [daemon]"),
+    ("[tracekitd]\nmax_series = -5\n", ":2: max_series: bad value '-5'"),
+    ("junk\n", ":1: not 'key = value' or '[section]'"),
+])
+def test_bad_config_one_clear_line(tmp_path, content, line):
+    conf = tmp_path / "bad.conf"
+    conf.write_text(content)
+    for extra in ([], ["--check-config"]):
+        res = subprocess.run([tool_path(NAME), "--config", str(conf), *extra],
+                             capture_output=True, text=True, timeout=30)
+        assert res.returncode == 1
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"tracekitd: {conf}{line}"), res.stderr
+
+
+def test_check_config_of_the_shipped_file():
+    res = subprocess.run([tool_path(NAME), "--config", str(ROOT / "tools/tracekitd.conf"),
+                          "--check-config"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (f"{ROOT}/tools/tracekitd.conf: valid (listen 127.0.0.1:9949, "
+                          "max_series 1000, collectors: syscalls execs runqlat tcpconnect vfsstat)\n")
+
+
+def test_missing_config_given_is_an_error():
+    res = subprocess.run([tool_path(NAME), "--config", "/nonexistent/tk.conf"],
+                         capture_output=True, text=True)
+    assert (res.returncode, res.stderr) == (1, "tracekitd: /nonexistent/tk.conf: No such file or directory\n")
+
+
+def test_listen_in_use_is_one_line():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        res = subprocess.run([tool_path(NAME), "--config", "/dev/null",
+                              "--listen", f"127.0.0.1:{port}"],
+                             capture_output=True, text=True, timeout=30)
+    assert res.returncode == 1
+    assert res.stderr.endswith(f"tracekitd: cannot listen on 127.0.0.1:{port}: Address already in use\n"), res.stderr
+
+
+def kernel_functions_traceable():
+    return kernel_has("fentry") or kernel_has("kprobe")
+
+
+def test_collector_that_cannot_attach_is_reported_or_strict_exits(tmp_path):
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=True, vfsstat=False)
+    if kernel_functions_traceable():
+        with Daemon(config=str(conf)) as d:
+            s = samples(d.scrape())
+        assert value(s, "tracekit_collector_up", collector="tcpconnect") == 1
+        return
+    with Daemon(config=str(conf)) as d:
+        s = samples(d.scrape())
+        out, err, rc = d.stop(signal.SIGTERM)
+    assert value(s, "tracekit_collector_up", collector="tcpconnect") == 0
+    assert value(s, "tracekit_collector_up", collector="syscalls") == 1
+    assert "tracekitd: collector tcpconnect: cannot trace kernel function tcp_v4_connect" in err
+    res = subprocess.run([tool_path(NAME), "--config", str(conf), "--strict",
+                          "--listen", f"127.0.0.1:{free_port()}"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert res.stderr.splitlines()[-1] == "tracekitd: collector tcpconnect could not start, and strict is set"
+
+
+def test_tcp_connects_counted_by_destination(tmp_path):
+    if not kernel_functions_traceable():
+        pytest.skip("tcpconnect needs fentry or kprobes, which this kernel lacks (make check-vm runs it)")
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=True, vfsstat=False)
+    n = 17
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(64)
+        port = srv.getsockname()[1]
+        with Daemon(config=str(conf)) as d:
+            for _ in range(n):
+                socket.create_connection(("127.0.0.1", port)).close()
+                srv.accept()[0].close()
+            s = samples(d.scrape())
+    assert value(s, "tracekit_tcp_connects_total", family="ipv4", daddr="127.0.0.1",
+                 dport=str(port)) == n
+
+
+def test_real_prometheus_scrapes_it(tmp_path):
+    prom = shutil.which("prometheus")
+    assert prom, "prometheus is installed by make deps"
+    with Daemon() as d:
+        pport = free_port()
+        (tmp_path / "prometheus.yml").write_text(
+            "global:\n  scrape_interval: 1s\n"
+            "scrape_configs:\n  - job_name: tracekit\n"
+            f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
+        p = subprocess.Popen([prom, f"--config.file={tmp_path}/prometheus.yml",
+                              f"--storage.tsdb.path={tmp_path}/data",
+                              f"--web.listen-address=127.0.0.1:{pport}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            query = urllib.parse.quote('tracekit_collector_up{collector="syscalls"}')
+            result = []
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not result:
+                time.sleep(1)
+                try:
+                    with urllib.request.urlopen(
+                            f"http://127.0.0.1:{pport}/api/v1/query?query={query}",
+                            timeout=10) as r:
+                        result = json.load(r)["data"]["result"]
+                except (urllib.error.URLError, ConnectionError):
+                    pass
+        finally:
+            p.terminate()
+            err = p.communicate(timeout=30)[1].decode(errors="replace")
+    assert len(result) == 1, err[-2000:]
+    assert result[0]["metric"]["job"] == "tracekit"
+    assert result[0]["metric"]["collector"] == "syscalls"
+    assert result[0]["value"][1] == "1"
+
+
+def test_unit_file_passes_systemd_analyze_verify(tmp_path):
+    unit = (ROOT / "tools/tracekitd.service").read_text().replace("@SBINDIR@", str(BIN))
+    (tmp_path / "tracekitd.service").write_text(unit)
+    res = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "tracekitd.service")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert "Type=notify" in unit and "WatchdogSec=" in unit
+
+
+def test_make_install_stages_everything(tmp_path):
+    res = subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={BIN.parent}",
+                          f"DESTDIR={tmp_path}", "PREFIX=/usr", "install"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for f in ("usr/sbin/tracekitd", "usr/sbin/execsnoop", "usr/sbin/profile",
+              "etc/tracekit/tracekitd.conf", "lib/systemd/system/tracekitd.service"):
+        assert (tmp_path / f).exists(), f
+    unit = (tmp_path / "lib/systemd/system/tracekitd.service").read_text()
+    assert "ExecStart=/usr/sbin/tracekitd --config /etc/tracekit/tracekitd.conf" in unit

@@ -1,0 +1,50 @@
+/* libFuzzer harness: tracekitd's config reader (inih and our value
+ * checks) and its listen-address parser, on arbitrary bytes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tracekitd.h"
+
+/* The collectors' names are all config.c needs of them. */
+#define STUB(n) const struct collector collector_##n = { .name = #n };
+STUB(syscalls) STUB(execs) STUB(runqlat) STUB(tcpconnect) STUB(vfsstat)
+const struct collector *const collectors[N_COLLECTORS] = {
+	&collector_syscalls, &collector_execs, &collector_runqlat,
+	&collector_tcpconnect, &collector_vfsstat,
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	struct sockaddr_storage ss;
+	struct config c;
+	char err[512], *s;
+
+	if (fd < 0) {
+		fd = memfd_create("conf", 0);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	if (config_load(&c, path, true, err, sizeof(err)) == 0) {
+		/* What loads must be a listen address that parses. */
+		if (config_parse_listen(c.listen, &ss, err, sizeof(err)))
+			abort();
+		if (c.max_series < 1 || c.max_series > 1000000)
+			abort();
+	} else if (!memchr(err, 0, sizeof(err)) || !err[0]) {
+		abort();
+	}
+	s = malloc(size + 1);
+	memcpy(s, data, size);
+	s[size] = 0;
+	config_parse_listen(s, &ss, err, sizeof(err));
+	free(s);
+	return 0;
+}
