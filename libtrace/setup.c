@@ -81,6 +81,30 @@ void tk_init(void)
 	start_time = now_mono();
 }
 
+static volatile sig_atomic_t reload_signal;
+
+static void on_reload(int sig)
+{
+	(void)sig;
+	reload_signal = 1;
+}
+
+void tk_catch_reload(void)
+{
+	struct sigaction sa = { .sa_handler = on_reload };
+
+	sigemptyset(&sa.sa_mask);  /* no SA_RESTART, as in tk_init */
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+bool tk_reload_requested(void)
+{
+	if (!reload_signal)
+		return false;
+	reload_signal = 0;
+	return true;
+}
+
 double tk_elapsed(void)
 {
 	return now_mono() - start_time;

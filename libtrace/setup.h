@@ -19,6 +19,12 @@ void tk_init(void);
  * or --duration passed. */
 bool tk_exiting(void);
 
+/* A daemon's SIGHUP: after tk_init, tk_catch_reload makes SIGHUP set a
+ * flag (and cut a blocking poll short) instead of ending the process;
+ * tk_reload_requested returns it once and clears it. */
+void tk_catch_reload(void);
+bool tk_reload_requested(void);
+
 /* Milliseconds until --duration ends (or max_ms, whichever is less). */
 int tk_wait_ms(int max_ms);
 

@@ -13,7 +13,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -41,8 +40,6 @@ static struct {
 	unsigned long max_series;
 	int verbose;
 } args = { .config_path = TRACEKITD_DEFAULT_CONFIG };
-
-static volatile sig_atomic_t got_term, got_hup;
 
 void state_lock(void)
 {
@@ -285,26 +282,6 @@ static void reload(void)
 	       n, names, config.listen);
 }
 
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		got_hup = 1;
-	else
-		got_term = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	/* No SA_RESTART: poll returns EINTR and the loop looks. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -324,7 +301,7 @@ static void main_loop(void)
 		if (timeout < 1)
 			timeout = 1;
 	}
-	while (!got_term) {
+	while (!tk_exiting()) {
 		struct pollfd pfd = { .fd = tk_events_fd(), .events = POLLIN };
 
 		/* Wait without the lock; drain with it, as a scrape does. */
@@ -334,10 +311,8 @@ static void main_loop(void)
 			if (running[i] && collectors[i]->poll)
 				collectors[i]->poll();
 		state_unlock();
-		if (got_hup) {
-			got_hup = 0;
+		if (tk_reload_requested())
 			reload();
-		}
 		if (wd_usec && now_s() >= next_ping) {
 			sd_notify(0, "WATCHDOG=1");
 			next_ping = now_s() + wd_usec / 2e6;
@@ -369,8 +344,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	tk_opts.verbose = args.verbose;
-	tk_init();
-	install_signals();
+	tk_init();  /* SIGTERM and SIGINT end the main loop */
+	tk_catch_reload();
 	if (http_start(config.listen, err, sizeof(err)))
 		tk_fail("%s", err);
 	state_lock();
