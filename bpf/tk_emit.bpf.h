@@ -17,13 +17,33 @@ struct {
 	__uint(max_entries, 1 << 22);
 } tk_events SEC(".maps");
 
+/* When the reader was last woken (ktime ns); shared by all CPUs, written
+ * at most once per TK_EVENTS_WAKE_MS. */
+__u64 tk_last_wake;
+
+/* Wake the reader for this event? Yes when it has not been woken for
+ * TK_EVENTS_WAKE_MS (a lone event is seen at once) or when a quarter of
+ * the buffer is waiting (a storm cannot fill it between two polls). */
+static __always_inline u64 tk_wake_flags(void)
+{
+	u64 now = bpf_ktime_get_ns();
+
+	if (now - tk_last_wake >= TK_EVENTS_WAKE_MS * 1000000ULL ||
+	    bpf_ringbuf_query(&tk_events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&tk_events, BPF_RB_RING_SIZE) / 4) {
+		tk_last_wake = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
 /* Send size bytes at data; size must be provably bounded by the caller. */
 static __always_inline int tk_emit(void *ctx, void *data, u64 size)
 {
 	long err;
 
 	if (tk_transport == TK_TRANSPORT_RINGBUF)
-		err = bpf_ringbuf_output(&tk_events, data, size, 0);
+		err = bpf_ringbuf_output(&tk_events, data, size, tk_wake_flags());
 	else
 		err = bpf_perf_event_output(ctx, &tk_events, BPF_F_CURRENT_CPU,
 					    data, size);

@@ -27,4 +27,12 @@ enum tk_transport {
 
 #define TK_TASK_COMM_LEN 16
 
+/* Ring buffer wakeups: the BPF side wakes the reader at most once every
+ * TK_EVENTS_WAKE_MS (or when a quarter of the buffer is waiting), and the
+ * reader, while events keep coming, polls at that interval to collect the
+ * ones that were sent without a wakeup. A wakeup for every event (the
+ * ring buffer's default when the reader keeps up) costs an irq_work and a
+ * context switch each: in a storm, more than the event itself. */
+#define TK_EVENTS_WAKE_MS 2
+
 #endif

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +131,15 @@ void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_events");
 	int fd = bpf_map__fd(map);
+	static char outbuf[1 << 16];
 
 	event_fn = fn;
 	event_ctx = ctx;
+	/* One write per batch of events (tk_events_poll flushes), not one per
+	 * line: a pipe is line-buffered by tk_init, and in a storm a write
+	 * for every event costs the reader more than the event. */
+	fflush(stdout);
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (transport == TK_TRANSPORT_RINGBUF) {
 		ringbuf = ring_buffer__new(fd, on_ringbuf, NULL, NULL);
 	} else {
@@ -167,6 +174,28 @@ void tk_events_close(void)
 	stop_rc = 0;
 }
 
+/* The BPF side sends most events of a burst without a wakeup
+ * (TK_EVENTS_WAKE_MS in tk_shared.h): after a poll that found events,
+ * wait no longer than that, and read the ring whether or not epoll said
+ * so. Once a whole wait finds nothing, the next event wakes the reader. */
+static int ringbuf_poll(int timeout_ms)
+{
+	static bool backlog;
+	int n, m;
+
+	if (backlog && (timeout_ms < 0 || timeout_ms > TK_EVENTS_WAKE_MS))
+		timeout_ms = TK_EVENTS_WAKE_MS;
+	n = ring_buffer__poll(ringbuf, timeout_ms);
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(ringbuf);
+	if (m < 0)
+		return m;
+	n = (n > 0 ? n : 0) + m;
+	backlog = n > 0;
+	return n;
+}
+
 int tk_events_poll(int timeout_ms)
 {
 	int n;
@@ -174,9 +203,11 @@ int tk_events_poll(int timeout_ms)
 	if (!ringbuf && !perfbuf)
 		return 0;
 	if (ringbuf)
-		n = ring_buffer__poll(ringbuf, timeout_ms);
+		n = ringbuf_poll(timeout_ms);
 	else
 		n = perf_buffer__poll(perfbuf, timeout_ms);
+	if (n > 0)
+		fflush(stdout);
 	if (perfbuf && stop_rc)
 		return -1;  /* a callback asked to stop */
 	if (n == -EINTR)

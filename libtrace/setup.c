@@ -279,6 +279,7 @@ void tk_ready(void)
 {
 	const char *env = getenv("TRACEKIT_READY_FD");
 
+	fflush(stdout);  /* the header, before the first event */
 	if (isatty(STDERR_FILENO) && !tk_opts.json)
 		fprintf(stderr, "Tracing... Hit Ctrl-C to end.\n");
 	if (env && *env) {
