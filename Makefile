@@ -28,7 +28,7 @@ PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm
+LDLIBS := -Wl,--as-needed -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
 
@@ -47,7 +47,7 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
 	qemu-system-x86 udev busybox-static
 
-.PHONY: all deps check check-unit check-e2e fuzz bench clean install
+.PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
 
 all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS)) $(BIN)/tracekitd
@@ -176,19 +176,43 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 			$(BUILD)/fuzz-corpus/$$f $$corpus; \
 	done
 
-# Comparisons with the peers; each writes its section of bench/RESULTS.md.
-# The peers come from Debian, installed when missing.
-BENCH_PKGS := libbpf-tools bpftrace strace
-bench: all
+# Comparisons with the peers; each writes its section of bench/RESULTS.md
+# and prints it. `make bench` runs them all (the profile comparison takes
+# about 10 minutes: bpftrace is slow); `make bench-NAME` runs one.
+# The peers come from Debian, installed when missing (bcc's Python tools
+# are tried: they need kernel headers, and say so where there are none).
+BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time
+BENCHES := syscount storms startup runqlat symbolize profile churn
+BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
+.PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
+bench: $(addprefix bench-,$(BENCHES))
+	@$(MAKE) --no-print-directory bench-targets
+bench-deps: all
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(BENCH_PKGS)"
-	TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) bench/syscount_overhead.py --latency
+bench-syscount: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/syscount_overhead.py --latency
+bench-storms: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/event_storm.py > $(BUILD)/bench-storms.md
+	$(PYTHON) bench/results.py storms < $(BUILD)/bench-storms.md
+bench-startup: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/startup.py > $(BUILD)/bench-startup.md
+	$(PYTHON) bench/results.py startup < $(BUILD)/bench-startup.md
+bench-runqlat: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/runqlat_overhead.py > $(BUILD)/bench-runqlat.md
+	$(PYTHON) bench/results.py runqlat < $(BUILD)/bench-runqlat.md
+bench-symbolize: bench-deps
 	{ printf '## Symbolization: 100,000 user stacks of a large library\n\n'; \
 	  sh bench/symbolize_bench.sh $(BUILD); } > $(BUILD)/bench-symbolize.md
 	$(PYTHON) bench/results.py symbolize < $(BUILD)/bench-symbolize.md
+bench-profile: bench-deps
 	$(PYTHON) bench/profile_cpu.py --bin $(abspath $(BIN)) --build $(BUILD) > $(BUILD)/bench-profile.md
 	$(PYTHON) bench/results.py profile < $(BUILD)/bench-profile.md
+bench-churn: bench-deps
 	$(PYTHON) bench/tracekitd_churn.py --bin $(abspath $(BIN)) > $(BUILD)/bench-churn.md
 	$(PYTHON) bench/results.py tracekitd-churn < $(BUILD)/bench-churn.md
+# The issue's targets, gathered from the sections above into one list.
+bench-targets:
+	$(PYTHON) bench/targets.py
 
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc

@@ -22,6 +22,8 @@ static struct perf_buffer *perfbuf;
 static tk_event_fn event_fn;
 static void *event_ctx;
 static unsigned long long perf_lost;
+static struct bpf_object *events_obj;
+static bool draining;
 static int stop_rc;
 
 void tk_events_default_kb(unsigned long kb)
@@ -108,8 +110,16 @@ int tk_events_after_load(struct bpf_object *obj)
 
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
+	int rc;
+
 	(void)ctx;
-	return event_fn(event_ctx, data, size);
+	rc = event_fn(event_ctx, data, size);
+	if (rc)
+		return rc;
+	/* libbpf reads the ring until it is empty, which a storm faster than
+	 * the reader never lets happen: stop at once on a signal to exit.
+	 * (This event was read; libbpf has moved past it.) */
+	return tk_exiting() && !draining ? -EINTR : 0;
 }
 
 static void on_perf(void *ctx, int cpu, void *data, __u32 size)
@@ -131,10 +141,12 @@ void tk_events_open(struct bpf_object *obj, tk_event_fn fn, void *ctx)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_events");
 	int fd = bpf_map__fd(map);
-	static char outbuf[1 << 16];
+	static char outbuf[1 << 14];
 
 	event_fn = fn;
 	event_ctx = ctx;
+	events_obj = obj;
+	draining = false;
 	/* One write per batch of events (tk_events_poll flushes), not one per
 	 * line: a pipe is line-buffered by tk_init, and in a storm a write
 	 * for every event costs the reader more than the event. */
@@ -223,7 +235,10 @@ void tk_events_loop(void)
 		if (n < 0)
 			break;
 	}
-	/* Drain what is already in the buffer before the final report. */
+	/* Drain what is already in the buffer before the final report; the
+	 * probes go first, so that a storm cannot keep the drain going. */
+	tk_detach_object(events_obj);
+	draining = true;
 	if (ringbuf)
 		ring_buffer__consume(ringbuf);
 	else if (perfbuf)

@@ -129,6 +129,12 @@ int tk_stacks_configure(struct bpf_object *obj)
 		err = bpf_map__set_max_entries(counts, tk_stack_opts.max_stacks);
 	if (!err)
 		err = tk_set_rodata(obj, "tk_stack_mode", &mode, sizeof(mode));
+	/* The event buffer carries only process notices (a few per process
+	 * per second): 256 KiB, not the 4 MiB that snoop tools need, which
+	 * would be up to 8 MiB of resident memory once read. */
+	tk_events_default_kb(256);
+	if (!err)
+		err = tk_events_prepare(obj);
 	return err;
 }
 

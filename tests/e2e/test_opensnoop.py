@@ -3,6 +3,7 @@ open, openat and openat2; check what was reported, exactly."""
 import json
 import os
 import platform
+import re
 import select
 import signal
 import subprocess
@@ -376,3 +377,41 @@ def wait_lines(stream, path, want, timeout=10):
         *lines, buf = buf.split(b"\n")
         got += sum(1 for line in lines if json.loads(line).get("path") == path)
     return got
+
+
+def test_sigint_during_storm_ends_it(tmp_path):
+    """A storm the reader cannot keep up with must not keep the tool from
+    ending on SIGINT: libbpf reads the ring until it is empty, which such
+    a storm never lets happen. The tool's stdout is read slowly here (a
+    slow terminal), so it cannot keep up; after SIGINT it must stop
+    reading, detach, drain what is left of its 64 KiB ring and end."""
+    storm = tmp_path / "storm"
+    subprocess.run(["cc", "-O2", "-o", str(storm), str(ROOT / "tests/e2e/progs/storm.c")],
+                   check=True)
+    path = tmp_path / marker()
+    path.write_text("x")
+    tool = Tool("opensnoop", "--buffer-kb", 64)
+    with tool:
+        load = subprocess.Popen([str(storm), "open", "1000000000", str(path)],
+                                stdout=subprocess.DEVNULL)
+        try:
+            fd, out = tool.proc.stdout.fileno(), b""
+            deadline = time.monotonic() + 1
+            while time.monotonic() < deadline:  # 4 KiB every 10 ms
+                out += os.read(fd, 4096)
+                time.sleep(0.01)
+            tool.proc.send_signal(signal.SIGINT)
+            deadline = time.monotonic() + 60
+            while tool.proc.poll() is None and time.monotonic() < deadline:
+                out += os.read(fd, 4096)
+                time.sleep(0.01)
+            ended = tool.proc.poll() is not None
+        finally:
+            load.kill()
+            load.wait()
+        out += tool.proc.stdout.read()
+        err = tool.proc.stderr.read().decode()
+    assert ended, "still running 60 s after SIGINT, with the storm going on"
+    assert tool.proc.returncode == 0, err
+    assert str(path).encode() in out
+    assert re.search(r"opensnoop: lost \d+ events: the ring buffer was full", err), err
