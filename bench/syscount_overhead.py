@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Per-syscall overhead of syscount: tracekit's, libbpf-tools', and the
-floor (an empty BPF program on sys_exit), on a tight getppid() loop.
+"""Per-syscall overhead of syscount: tracekit's, libbpf-tools', a bpftrace
+count, the floor (an empty BPF program on sys_exit), and strace -c (in
+wall-clock time, on fewer calls), on a tight getppid() loop.
 
-Each tracer run is bracketed by runs without a tracer, and the tracers
-take turns in a rotating order, so that the drift of a shared, noisy
-machine falls on all of them alike. Overhead = ns/call with the tracer
-minus the mean of the two runs around it; the table gives medians over
-the rounds. Results go to bench/RESULTS.md (section between markers).
+Tracers alternate with untraced runs as bench/overhead.py says; overhead
+is ns/call with the tracer minus the mean of the untraced runs around it;
+the table gives medians over the rounds. Results go to bench/RESULTS.md
+(section between markers).
 
     sudo /usr/bin/python3 bench/syscount_overhead.py [--rounds N] [--latency]
 
@@ -16,92 +16,15 @@ import argparse
 import os
 import platform
 import re
-import select
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from overhead import HERE, ROOT, Tracer, alternate, build, die, table_rows
 from results import machine_line, write_section
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-
-
-def die(msg):
-    print(f"syscount_overhead: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def build(tmp):
-    """The loop program, the floor's BPF object and its loader."""
-    cc, clang = os.environ.get("CC", "cc"), os.environ.get("CLANG", "clang")
-    arch = platform.machine()
-    bpf_arch = {"x86_64": "x86", "aarch64": "arm64"}.get(arch, arch)
-    vmlinux = ROOT / "vmlinux" / {"aarch64": "arm64"}.get(arch, arch)
-    cmds = [
-        [cc, "-O2", "-Wall", "-o", f"{tmp}/loop", str(HERE / "syscount_overhead_loop.c")],
-        [clang, "-O2", "-g", "-target", "bpf", f"-D__TARGET_ARCH_{bpf_arch}",
-         f"-I{vmlinux}", "-c", str(HERE / "syscount_overhead_floor.bpf.c"),
-         "-o", f"{tmp}/floor.bpf.o"],
-        [cc, "-O2", "-Wall", "-o", f"{tmp}/floor", str(HERE / "syscount_overhead_floor.c"),
-         "-Wl,-Bstatic", "-lbpf", "-Wl,-Bdynamic", "-lelf", "-lz"],
-    ]
-    for cmd in cmds:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode:
-            die(f"build failed: {' '.join(cmd)}\n{r.stderr}")
-
-
-class Tracer:
-    """A tracer process, started and waited on until it has attached."""
-
-    def __init__(self, name, argv, ready, env=None, expect=None):
-        self.name, self.argv, self.ready = name, argv, ready
-        self.env = dict(os.environ, **(env or {}))
-        self.expect = expect  # regexp its final output must match
-        self.samples = []
-        self.proc = None
-        self.out = ""
-
-    def start(self):
-        pass_fds = ()
-        if self.ready == "fd":
-            rfd, wfd = os.pipe()
-            self.env["TRACEKIT_READY_FD"] = str(wfd)
-            pass_fds = (wfd,)
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=self.env,
-                                     pass_fds=pass_fds)
-        if self.ready == "fd":
-            os.close(wfd)
-            src = rfd
-        else:  # a line on stdout: "ready", or libbpf-tools' banner
-            src = self.proc.stdout.fileno()
-        got = b""
-        while b"\n" not in got:
-            r, _, _ = select.select([src], [], [], 60)
-            chunk = os.read(src, 4096) if r else b""
-            if not chunk:
-                self.proc.kill()
-                _, err = self.proc.communicate()
-                die(f"{self.name} did not start: {err.decode(errors='replace')}")
-            got += chunk
-        if self.ready == "fd":
-            os.close(rfd)
-        self.out = got.decode(errors="replace")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        out, err = self.proc.communicate(timeout=30)
-        self.out += out.decode(errors="replace")
-        self.err = err.decode(errors="replace")
-        if self.expect and not re.search(self.expect, self.out, re.M):
-            die(f"{self.name} did not count the loop's getppid calls:\n{self.out}{self.err}")
-
 
 def measure(loop, calls, bursts, cpu):
     """ns per call (thread CPU time) of the fastest burst of one run of the
@@ -113,12 +36,34 @@ def measure(loop, calls, bursts, cpu):
     return min(float(x) for x in r.stdout.split())
 
 
+def strace_overhead(loop, cpu, calls, runs=3):
+    """strace -c on the loop, in wall-clock ns per call (the traced thread
+    spends the cost stopped, not on CPU), against the loop untraced in
+    wall-clock time; fastest of 3 bursts, median of runs alternating."""
+    def wall(prefix):
+        r = subprocess.run([*prefix, "taskset", "-c", str(cpu), loop, str(calls), "3", "wall"],
+                           capture_output=True, text=True, check=True)
+        return min(float(x) for x in r.stdout.split()), r.stderr
+    base, traced = [], []
+    for _ in range(runs):
+        base.append(wall([])[0])
+        ns, err = wall(["strace", "-c", "-e", "trace=getppid"])
+        if not re.search(r"\b%d\s+getppid" % (3 * calls), err):
+            die(f"strace -c did not count the loop's getppid calls:\n{err}")
+        traced.append(ns)
+    base.append(wall([])[0])
+    over = [t - (a + b) / 2 for t, a, b in zip(traced, base, base[1:])]
+    return statistics.median(base), statistics.median(traced), statistics.median(over)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--calls", type=int, default=200000, help="calls per burst")
     ap.add_argument("--bursts", type=int, default=15, help="bursts per run (fastest taken)")
     ap.add_argument("--latency", action="store_true", help="also compare -L (latency) modes")
+    ap.add_argument("--strace-calls", type=int, default=20000,
+                    help="calls per burst under strace -c (each costs microseconds)")
     ap.add_argument("--output", default=str(HERE / "RESULTS.md"),
                     help="results file ('-': print only)")
     args = ap.parse_args()
@@ -134,7 +79,8 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="syscount-bench-")
     try:
-        build(tmp)
+        build(tmp, programs=[("loop", "syscount_overhead_loop.c")],
+              bpf=[("floor.bpf.o", "syscount_overhead_floor.bpf.c")])
         loop = f"{tmp}/loop"
         got = r"^getppid\s+\d{%d,}" % len(str(args.calls * args.bursts))
         banner = ["stdbuf", "-oL", str(peer)]
@@ -144,28 +90,21 @@ def main():
             Tracer("floor: empty tp_btf", [f"{tmp}/floor", f"{tmp}/floor.bpf.o", "floor_tp_btf"], "line"),
             Tracer("floor: empty tracepoint", [f"{tmp}/floor", f"{tmp}/floor.bpf.o", "floor_tp"], "line"),
         ]
+        if shutil.which("bpftrace"):
+            nr = {"x86_64": 110, "aarch64": 173}[platform.machine()]
+            tracers.append(Tracer(
+                "bpftrace count", ["bpftrace", "-e", 'BEGIN { printf("ready\\n"); } '
+                                   "tracepoint:raw_syscalls:sys_exit { @[args->id] = count(); }"],
+                "ready", expect=r"^@\[%d\]: \d{%d,}" % (nr, len(str(args.calls * args.bursts)))))
         if args.latency:
             tracers += [
                 Tracer("tracekit syscount -L", [str(tk_bin / "syscount"), "-v", "-L"], "fd", expect=got),
                 Tracer("libbpf-tools syscount -L", banner + ["-L"], "line", expect=got),
             ]
         cpu = max(os.sched_getaffinity(0))
-        base = []
-        measure(loop, args.calls, 1, cpu)  # warm up
-        prev = measure(loop, args.calls, args.bursts, cpu)
-        base.append(prev)
-        for rnd in range(args.rounds):
-            k = rnd % len(tracers)
-            for t in tracers[k:] + tracers[:k]:
-                t.start()
-                with_t = measure(loop, args.calls, args.bursts, cpu)
-                t.stop()
-                after = measure(loop, args.calls, args.bursts, cpu)
-                base.append(after)
-                t.samples.append((with_t, with_t - (prev + after) / 2))
-                prev = after
-            print(f"round {rnd + 1}/{args.rounds}: " + ", ".join(
-                f"{t.name} +{t.samples[-1][1]:.1f}" for t in tracers), file=sys.stderr)
+        base = alternate(tracers, lambda: measure(loop, args.calls, args.bursts, cpu),
+                         args.rounds)
+        strace = strace_overhead(loop, cpu, args.strace_calls) if shutil.which("strace") else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -182,18 +121,21 @@ def main():
         f"{args.rounds} rounds, each run {args.bursts} bursts of {args.calls} calls (fastest burst)",
         f"- tracekit: {method}, on sys_exit only; libbpf-tools: a classic tracepoint "
         "program on raw_syscalls:sys_exit; both count every process, no filter",
+        "- bpftrace: `tracepoint:raw_syscalls:sys_exit { @[args->id] = count(); }`; "
+        f"strace: `strace -c -e trace=getppid`, on {args.strace_calls} calls a burst, timed "
+        "in wall-clock time against the untraced loop in wall-clock time (a ptrace stop "
+        "is not CPU time of the traced thread)",
         "- Made by `bench/syscount_overhead.py`: each tracer run sits between two runs "
         "without a tracer; overhead = with - mean(around); medians over the rounds",
         "",
         "| tracer | ns/call | overhead ns/syscall (median) | min .. max | vs libbpf-tools |",
         "|---|---:|---:|---:|---:|",
-        f"| none | {statistics.median(base):.1f} | | | |",
     ]
-    for t in tracers:
-        ov = [s[1] for s in t.samples]
-        lines.append(f"| {t.name} | {statistics.median(s[0] for s in t.samples):.1f} | "
-                     f"{med[t.name]:+.1f} | {min(ov):+.1f} .. {max(ov):+.1f} | "
-                     f"{med[t.name] / lt:.2f} |")
+    lines += table_rows(tracers, base, "libbpf-tools syscount", 1)
+    if strace:
+        base_w, with_w, over_w = strace
+        lines.append(f"| strace -c (wall clock, {args.strace_calls} calls a burst) | "
+                     f"{with_w:.1f} | {over_w:+.1f} | | {over_w / lt:.0f} |")
     verdict = "meets" if tk / lt <= 0.5 else "MISSES"
     fl_btf, fl_tp = med["floor: empty tp_btf"], med["floor: empty tracepoint"]
     lines += [
