@@ -27,6 +27,20 @@
 const volatile bool per_process = false;  /* -P: a histogram per tgid */
 const volatile bool per_thread = false;   /* -L: a histogram per tid */
 const volatile bool millis = false;       /* -m */
+const volatile bool task_storage = false; /* tp_btf, on a kernel with it */
+
+/* When each task became runnable. tp_btf keeps it in task storage
+ * (Linux 5.11+): no hash insert and delete on every wakeup and switch,
+ * and nothing left behind by a task that exits. raw_tp, whose task
+ * pointers task storage does not take, and tp_btf on older kernels keep
+ * it in a hash by tid. Userspace creates the one used and sets
+ * task_storage; the other's code is dead to the verifier. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, u64);  /* runnable since (ns); NONE; BLOCKED */
+} start_task SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -34,6 +48,9 @@ struct {
 	__type(key, u32);    /* tid */
 	__type(value, u64);  /* runnable since (ns); 0: wanted, blocked */
 } start SEC(".maps");
+
+#define START_NONE 0     /* task storage: not runnable, or not wanted */
+#define START_BLOCKED 1  /* task storage: wanted, blocked (no ktime is 1) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -64,29 +81,74 @@ static __always_inline bool other_wanted(struct task_struct *t, u32 tid)
 	return tk_other_task_wanted(BPF_CORE_READ(t, tgid), tid);
 }
 
-static __always_inline void set_start(u32 tid, u64 ts)
+/* ts 0: wanted, blocked (its wakeup fills in the time). */
+static __always_inline void set_start(bool btf, struct task_struct *t, u32 tid, u64 ts)
 {
+	u64 *v;
+
+	if (btf && task_storage) {
+		v = bpf_task_storage_get(&start_task, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (v)
+			*v = ts ? ts : START_BLOCKED;
+		else
+			tk_count_loss(TK_LOSS_MAP_FULL);
+		return;
+	}
 	if (bpf_map_update_elem(&start, &tid, &ts, BPF_ANY))
 		tk_count_loss(TK_LOSS_MAP_FULL);
 }
 
-static __always_inline int on_wakeup(struct task_struct *p, bool new_task)
+/* A wanted task that blocked is woken: start its time. */
+static __always_inline void fill_blocked(bool btf, struct task_struct *t, u32 tid)
+{
+	u64 *v;
+
+	if (btf && task_storage) {
+		v = bpf_task_storage_get(&start_task, t, 0, 0);
+		if (v && *v == START_BLOCKED)
+			*v = bpf_ktime_get_ns();
+		return;
+	}
+	v = bpf_map_lookup_elem(&start, &tid);
+	if (v && !*v)
+		*v = bpf_ktime_get_ns();
+}
+
+/* Take the task's start time (0: none, or blocked) and clear it. */
+static __always_inline u64 take_start(bool btf, struct task_struct *t, u32 tid)
+{
+	u64 *v, then;
+
+	if (btf && task_storage) {
+		v = bpf_task_storage_get(&start_task, t, 0, 0);
+		if (!v)
+			return 0;
+		then = *v;
+		*v = START_NONE;
+		return then == START_BLOCKED ? 0 : then;
+	}
+	v = bpf_map_lookup_elem(&start, &tid);
+	if (!v)
+		return 0;
+	then = *v;
+	bpf_map_delete_elem(&start, &tid);
+	return then;
+}
+
+static __always_inline int on_wakeup(bool btf, struct task_struct *p, bool new_task)
 {
 	u32 tid = BPF_CORE_READ(p, pid);
-	u64 *ts;
 
 	if (!tid)
 		return 0;
 	if (!current_filter()) {
 		if (other_wanted(p, tid))
-			set_start(tid, bpf_ktime_get_ns());
+			set_start(btf, p, tid, bpf_ktime_get_ns());
 	} else if (new_task) {
 		if (other_wanted(p, tid) && tk_task_wanted())
-			set_start(tid, bpf_ktime_get_ns());
+			set_start(btf, p, tid, bpf_ktime_get_ns());
 	} else {
-		ts = bpf_map_lookup_elem(&start, &tid);
-		if (ts && !*ts)
-			*ts = bpf_ktime_get_ns();
+		fill_blocked(btf, p, tid);
 	}
 	return 0;
 }
@@ -122,10 +184,10 @@ static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 	__sync_fetch_and_add(&h->slots[slot], 1);
 }
 
-static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+static __always_inline int on_switch(bool btf, bool preempt, struct task_struct *prev,
 				     struct task_struct *next)
 {
-	u64 now = bpf_ktime_get_ns(), *ts, then;
+	u64 now = bpf_ktime_get_ns(), then;
 	u32 tid = BPF_CORE_READ(prev, pid);
 	long state;
 
@@ -134,21 +196,17 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (tid && !current_filter()) {
 		if ((preempt || tk_task_state(prev) == TASK_RUNNING) &&
 		    other_wanted(prev, tid))
-			set_start(tid, now);
+			set_start(btf, prev, tid, now);
 	} else if (tid && tk_task_wanted()) {
 		state = tk_task_state(prev);
 		if (preempt || state == TASK_RUNNING)
-			set_start(tid, now);
+			set_start(btf, prev, tid, now);
 		else if (!(state & TASK_DEAD))
-			set_start(tid, 0);
+			set_start(btf, prev, tid, 0);
 	}
 
 	tid = BPF_CORE_READ(next, pid);
-	ts = bpf_map_lookup_elem(&start, &tid);
-	if (!ts)
-		return 0;
-	then = *ts;
-	bpf_map_delete_elem(&start, &tid);
+	then = take_start(btf, next, tid);
 	if (then && now > then)
 		count(next, tid, now - then);
 	return 0;
@@ -157,25 +215,25 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_tp_btf, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(true, p, false);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw_tp, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(false, p, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_tp_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(true, p, true);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw_tp, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(false, p, true);
 }
 
 /* Arguments 0-2 are the same on every kernel (5.18 appended prev_state). */
@@ -183,14 +241,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_tp_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(true, preempt, prev, next);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw_tp, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return on_switch(preempt, prev, next);
+	return on_switch(false, preempt, prev, next);
 }
 
 char LICENSE[] SEC("license") = "GPL";

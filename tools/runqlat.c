@@ -173,6 +173,7 @@ static int configure(void *s, void *ctx)
 	skel->rodata->millis = env.millis;
 	skel->rodata->per_process = env.per_process;
 	skel->rodata->per_thread = env.per_thread;
+	RUNQLAT_CHOOSE_START_MAP(skel);
 	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
 }
 

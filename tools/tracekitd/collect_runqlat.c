@@ -15,6 +15,7 @@ static int configure(void *s, void *ctx)
 
 	(void)ctx;
 	bpf_map__set_max_entries(sk->maps.hists, 1);  /* not per process */
+	RUNQLAT_CHOOSE_START_MAP(sk);
 	return 0;
 }
 
