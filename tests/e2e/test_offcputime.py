@@ -254,13 +254,15 @@ def test_block_time_window_without_filters_has_both(prog):
 def vfork_lines(lines):
     """The workload waiting in vfork for its child (see offcpu_target.c:
     the walk shows main;wait_vfork;__vfork), not in the waitpid after,
-    nor preempted on its way back to user space after vfork (seen under
-    TCG: ...;syscall_exit_to_user_mode;exit_to_user_mode_prepare;schedule,
-    rightly counted by --state 0 but not a wait for the child)."""
+    nor preempted on the way (seen under TCG: on the way back to user
+    space, ...;syscall_exit_to_user_mode;exit_to_user_mode_prepare;schedule,
+    and in the kernel, ...;__cond_resched;preempt_schedule_common;
+    __schedule: rightly counted, but not a wait for the child)."""
+    preempted = ("exit_to_user_mode", "irqentry_exit", "preempt_schedule")
     found = []
     for f, c in lines:
         rest = split_at(f, ["main", "wait_vfork"])
-        if any("exit_to_user_mode" in fr or "irqentry_exit" in fr for fr in f):
+        if any(p in fr for fr in f for p in preempted):
             continue
         if f[0] == COMM and rest and "vfork" in rest[0]:
             found.append((f, c))

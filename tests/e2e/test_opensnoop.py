@@ -351,7 +351,7 @@ def test_burst_delivered_while_running(tmp_path):
 
     tool = Tool("opensnoop", "-j", "-n", name, "--buffer-kb", 65536)
     with tool:
-        assert opens("burst", 100000) == 100000
+        assert opens("burst", 20000) == 20000
         # The reader catches up between these; each comes within
         # TK_EVENTS_WAKE_MS of the one before.
         assert opens("trickle", 500, 50) == 500
@@ -363,7 +363,7 @@ def test_burst_delivered_while_running(tmp_path):
     assert loss_record(json_lines(out))["events_lost"] == 0
 
 
-def wait_lines(stream, path, want, timeout=10):
+def wait_lines(stream, path, want, timeout=60):
     """Read NDJSON open records from a running tool's stdout until want of
     them name path; how many did, within timeout seconds."""
     fd, got, buf = stream.fileno(), 0, b""
