@@ -117,6 +117,19 @@ bool tk_exiting(void)
 	return tk_opts.duration > 0 && tk_elapsed() >= tk_opts.duration;
 }
 
+long tk_read_sysctl(const char *path, long dflt)
+{
+	FILE *f = fopen(path, "re");
+	long v = dflt;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = dflt;
+		fclose(f);
+	}
+	return v;
+}
+
 int tk_wait_ms(int max_ms)
 {
 	double left;

@@ -25,6 +25,10 @@ bool tk_exiting(void);
 void tk_catch_reload(void);
 bool tk_reload_requested(void);
 
+/* The integer in a /proc/sys file (kernel.perf_event_max_stack, ...), or
+ * dflt when it cannot be read. */
+long tk_read_sysctl(const char *path, long dflt);
+
 /* Milliseconds until --duration ends (or max_ms, whichever is less). */
 int tk_wait_ms(int max_ms);
 

@@ -56,15 +56,7 @@ static const struct argp_option stack_options[] = {
 /* The kernel's limit on stack depth, for --perf-max-stack-depth. */
 static long kernel_max_stack(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
-	long v = TK_STACK_MAX_DEPTH;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = TK_STACK_MAX_DEPTH;
-		fclose(f);
-	}
-	return v;
+	return tk_read_sysctl("/proc/sys/kernel/perf_event_max_stack", TK_STACK_MAX_DEPTH);
 }
 
 static error_t parse_stack_opt(int key, char *arg, struct argp_state *state)

@@ -53,14 +53,8 @@ static const char doc[] =
 
 static long max_sample_rate(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	long rate = 0;
+	long rate = tk_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 
-	if (f) {
-		if (fscanf(f, "%ld", &rate) != 1)
-			rate = 0;
-		fclose(f);
-	}
 	return rate > 0 ? rate : 100000;
 }
 

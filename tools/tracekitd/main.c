@@ -197,15 +197,7 @@ static int count_running(char *names, size_t size)
 
 static bool kernel_has_cap_bpf(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
-	int last = 0;
-
-	if (f) {
-		if (fscanf(f, "%d", &last) != 1)
-			last = 0;
-		fclose(f);
-	}
-	return last >= 39;  /* CAP_BPF, Linux 5.8 */
+	return tk_read_sysctl("/proc/sys/kernel/cap_last_cap", 0) >= 39;  /* CAP_BPF, Linux 5.8 */
 }
 
 /* After attaching: keep only what reading maps and attaching again on

@@ -90,15 +90,7 @@ void metrics_note_dropped(const char *metric, unsigned long long n)
 
 static bool bpf_stats_enabled(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
-	int v = 0;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v == 1;
+	return tk_read_sysctl("/proc/sys/kernel/bpf_stats_enabled", 0) == 1;
 }
 
 /* Entries in a hash map: its keys walked (maps here hold at most tens of
