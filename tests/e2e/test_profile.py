@@ -115,18 +115,45 @@ class Spinner:
             self.proc.wait()
 
 
+# A stack lost to a hash collision in the stack map, as profile reports it.
+COLLISIONS = re.compile(r"profile: \d+ stacks lost to hash collisions in the stack map; "
+                        r"raise --stack-storage-size \(now \d+\)\n")
+COLLIDED_JSON = re.compile(r'"stack_collisions": ?[1-9]')
+ATTEMPTS = 3
+
+
+def without_collisions(run_once):
+    """run_once() -> (stdout, stderr, ...), retried while profile reports
+    stack-map hash collisions. A collision is the stack map's nature, not
+    a fault: the spinner's ~10 distinct stacks (one per sampled address
+    in c's loop) share 16384 buckets, a birthday bound of about 0.3% a
+    run, and when it strikes one address's samples (about a tenth of the
+    chain) show as [Missed User Stack] and are reported on stderr. Such a
+    run cannot be compared with the expected count; stackcount's tests
+    check that collisions are counted and reported."""
+    for _ in range(ATTEMPTS):
+        result = run_once()
+        out, err = result[:2]
+        # Reported on stderr, or (-j) in the loss record.
+        if not (COLLISIONS.fullmatch(err) or COLLIDED_JSON.search(out)):
+            return result
+    pytest.fail(f"stack-map collisions in {ATTEMPTS} runs in a row: {result[1]}")
+
+
 def profile(args, path, mode="spin", cpu=None):
     """Run profile while a fresh spinner spins once; args may name the
     spinner's pid as "PID" and its second thread as "TID2". Returns
     (stdout, stderr, spinner pid, (cpu1, cpu2))."""
-    with Spinner(path, mode, cpu=cpu) as s:
-        args = [s.pid if a == "PID" else s.tid2 if a == "TID2" else a for a in args]
-        with Tool("profile", *args) as tool:
-            cpu_s = s.go()
-            out, err, rc = tool.stop()
-        s.close()
-    assert rc == 0, err
-    return out, err, s.pid, cpu_s
+    def run_once():
+        with Spinner(path, mode, cpu=cpu) as s:
+            argv = [s.pid if a == "PID" else s.tid2 if a == "TID2" else a for a in args]
+            with Tool("profile", *argv) as tool:
+                cpu_s = s.go()
+                out, err, rc = tool.stop()
+            s.close()
+        assert rc == 0, err
+        return out, err, s.pid, cpu_s
+    return without_collisions(run_once)
 
 
 def folded(out):
@@ -219,9 +246,7 @@ def test_kernel_only(progs):
         assert comm == "stk-pie"
         # A sample in user mode has no kernel stack: just the comm. The
         # entry trampoline is outside kallsyms: "[unknown] (kernel)".
-        # A stack lost to a stack-map collision is counted as missed
-        # (and reported): allowed.
-        assert set(frames) - {"[unknown] (kernel)", "[Missed Kernel Stack]"} <= ksyms, s
+        assert set(frames) - {"[unknown] (kernel)"} <= ksyms, s
         if frames[:2] == [SYSCALL_ENTRY[1], "do_syscall_64"]:
             kernel_lines += n
     assert kernel_lines >= 0.2 * sum(stacks.values()), stacks
@@ -367,8 +392,8 @@ def test_cgroup_filter(progs):
     """Two spinners at once, one of them in a cgroup: --cgroup (long
     only: -c is --count) samples that one only."""
     path = os.path.join(cgroup2_root(), f"tk-profile-test-{os.getpid()}")
-    os.mkdir(path)
-    try:
+
+    def run_once():
         with Spinner(progs["pie"]) as inside, Spinner(progs["nopie"]) as outside:
             with open(os.path.join(path, "cgroup.procs"), "w") as f:
                 f.write(str(inside.pid))
@@ -380,9 +405,13 @@ def test_cgroup_filter(progs):
                 out, err, rc = tool.stop()
             inside.close()
             outside.close()
+        assert rc == 0, err
+        return out, err, cpu
+    os.mkdir(path)
+    try:
+        out, err, cpu = without_collisions(run_once)
     finally:
         os.rmdir(path)
-    assert rc == 0, err
     stacks = folded(out)
     assert set(c.split(";")[0] for c in stacks) == {"stk-pie"}, stacks
     (n,) = matching(stacks, chain_re("stk-pie")).values()
@@ -433,12 +462,16 @@ def test_short_lived_process_still_symbolizes(progs, tmp_path):
                     "reliably read the mappings before the process exits (the host runs it)")
     short = tmp_path / "stk-short"
     short.symlink_to(progs["lib"])
-    with Tool("profile", "-f", "-U", "-F", HZ, "--name", "stk-short") as tool:
-        with Spinner(short, seconds=0.5, once=True) as s:
-            cpu, _ = s.done()
-            assert s.proc.wait(timeout=10) == 0
-        out, err, rc = tool.stop()
-    assert rc == 0, err
+
+    def run_once():
+        with Tool("profile", "-f", "-U", "-F", HZ, "--name", "stk-short") as tool:
+            with Spinner(short, seconds=0.5, once=True) as s:
+                cpu, _ = s.done()
+                assert s.proc.wait(timeout=10) == 0
+            out, err, rc = tool.stop()
+        assert rc == 0, err
+        return out, err, cpu
+    out, err, cpu = without_collisions(run_once)
     stacks = folded(out)
     found = matching(stacks, chain_re("stk-short"))
     assert len(found) == 1, (out, err)

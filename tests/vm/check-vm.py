@@ -387,6 +387,15 @@ def nodeid(classname, name):
     return f"{classname}::{name}"
 
 
+def why_failed(child, lines=6, width=300):
+    """The head of a failure's message (pytest puts the assertion and its
+    values there), indented: CI shows only this summary, not the log."""
+    text = (child.get("message") or child.text or "").strip()
+    out = [l[:width] + ("..." if len(l) > width else "")
+           for l in text.splitlines()[:lines]]
+    return "\n".join("        " + l for l in out)
+
+
 def read_junit(path):
     try:
         tree = ET.parse(path)
@@ -403,7 +412,7 @@ def read_junit(path):
         for child in case:
             if child.tag in ("failure", "error"):
                 name = nodeid(case.get("classname", ""), case.get("name", ""))
-                failed.append(f"{child.tag.upper()} {name}")
+                failed.append(f"{child.tag.upper()} {name}\n{why_failed(child)}")
                 break
     passed = n["tests"] - n["failures"] - n["errors"] - n["skipped"]
     return {"ran": True, "passed": passed, "failed": n["failures"],
