@@ -23,12 +23,8 @@ struct pending {
 	const char *const *argv;  /* the caller's, for a failed exec */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, u32);               /* tid calling exec */
-	__type(value, struct pending);
-} pending SEC(".maps");
+#define TK_PENDING_VALUE struct pending
+#include "tk_pending.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -44,8 +40,7 @@ static __always_inline int enter(const char *const *argv)
 
 	if (!tk_task_wanted())
 		return 0;
-	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY))
-		tk_count_loss(TK_LOSS_MAP_FULL);
+	tk_pending_put(tid, &p);
 	return 0;
 }
 
@@ -95,13 +90,14 @@ int BPF_PROG(exec_done, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	u32 key = old_pid;  /* a non-leader thread's exec changed its tid */
+	u32 tid = old_pid;  /* a non-leader thread's exec changed its tid */
+	struct pending *pend = tk_pending_get(tid);
 	unsigned long start, end, len;
 	struct exec_event *e;
 
-	if (!bpf_map_lookup_elem(&pending, &key))
+	if (!pend)
 		return 0;
-	bpf_map_delete_elem(&pending, &key);
+	tk_pending_clear(tid, pend);
 	if (failed_only)
 		return 0;
 	e = new_event(0);
@@ -127,7 +123,7 @@ int BPF_PROG(exec_done, struct task_struct *p, pid_t old_pid,
 static __always_inline int leave(void *ctx, long ret)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+	struct pending *p = tk_pending_get(tid);
 	const char *const *argv;
 	struct exec_event *e;
 	u32 off = 0;
@@ -136,7 +132,7 @@ static __always_inline int leave(void *ctx, long ret)
 	if (!p)
 		return 0;  /* success was handled at sched_process_exec */
 	argv = p->argv;
-	bpf_map_delete_elem(&pending, &tid);
+	tk_pending_clear(tid, p);
 	if (ret >= 0)
 		return 0;
 	e = new_event(ret);

@@ -25,12 +25,8 @@ struct pending {
 	u32 syscall;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, u32);               /* tid in the syscall */
-	__type(value, struct pending);
-} pending SEC(".maps");
+#define TK_PENDING_VALUE struct pending
+#include "tk_pending.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -49,8 +45,7 @@ static __always_inline int enter(const char *path, u64 flags, const void *how,
 
 	if (!tk_task_wanted())
 		return 0;
-	if (bpf_map_update_elem(&pending, &tid, &p, BPF_ANY))
-		tk_count_loss(TK_LOSS_MAP_FULL);
+	tk_pending_put(tid, &p);
 	return 0;
 }
 
@@ -78,7 +73,7 @@ static __always_inline int leave(void *ctx, long ret)
 {
 	u64 pid_tgid = bpf_get_current_pid_tgid();
 	u32 tid = (u32)pid_tgid, zero = 0;
-	struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+	struct pending *p = tk_pending_get(tid);
 	struct open_event *e;
 	const char *path;
 	u64 size;
@@ -88,12 +83,12 @@ static __always_inline int leave(void *ctx, long ret)
 	if (!p)
 		return 0;
 	if (failed_only && ret >= 0) {
-		bpf_map_delete_elem(&pending, &tid);
+		tk_pending_clear(tid, p);
 		return 0;
 	}
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e) {
-		bpf_map_delete_elem(&pending, &tid);
+		tk_pending_clear(tid, p);
 		return 0;
 	}
 	path = p->path;
@@ -101,7 +96,7 @@ static __always_inline int leave(void *ctx, long ret)
 	e->syscall = p->syscall;
 	if (p->how && bpf_probe_read_user(&e->flags, sizeof(e->flags), p->how))
 		e->flags = 0;   /* open_how.flags is its first member */
-	bpf_map_delete_elem(&pending, &tid);
+	tk_pending_clear(tid, p);
 
 	e->pid = pid_tgid >> 32;
 	e->tid = tid;

@@ -25,11 +25,12 @@ struct runqlat_hist {
 
 /* Userspace, in a skeleton's configure: keep start times in task
  * storage when tp_btf was chosen and the kernel has it (5.11+), else in
- * the hash; create only the map used. */
+ * the hash; create only the map used. tk_task_storage_usable: libtrace's
+ * bpf.h. */
 #define RUNQLAT_CHOOSE_START_MAP(skel)                                          \
 	do {                                                                    \
 		bool task_ = bpf_program__autoload((skel)->progs.sched_switch_tp_btf) && \
-			     libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1; \
+			     tk_task_storage_usable();                          \
 		(skel)->rodata->task_storage = task_;                           \
 		bpf_map__set_autocreate((skel)->maps.start_task, task_);        \
 		bpf_map__set_autocreate((skel)->maps.start, !task_);            \

@@ -1,6 +1,7 @@
 /* Helpers on a BPF object's data: rodata by variable name, per-CPU sums.
  * The loader with its attach-method chains is in load.c. */
 #include "bpf.h"
+#include "tracekit.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -66,5 +67,44 @@ int tk_percpu_sum(struct bpf_map *map, unsigned key, unsigned long long *sum)
 	for (i = 0; !err && i < ncpu; i++)
 		*sum += vals[i];
 	free(vals);
+	return err;
+}
+
+bool tk_task_storage_usable(void)
+{
+	static int usable = -1;
+	static const enum bpf_prog_type types[] = {
+		BPF_PROG_TYPE_TRACEPOINT, BPF_PROG_TYPE_RAW_TRACEPOINT,
+	};
+
+	if (usable < 0) {
+		usable = 1;
+		/* The map type came for LSM programs (5.11); tracing
+		 * programs were let use it later: ask for the helpers. */
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (libbpf_probe_bpf_helper(types[i], BPF_FUNC_task_storage_get, NULL) != 1 ||
+			    libbpf_probe_bpf_helper(types[i], BPF_FUNC_get_current_task_btf, NULL) != 1)
+				usable = 0;
+	}
+	return usable;
+}
+
+int tk_pending_prepare(struct bpf_object *obj)
+{
+	struct bpf_map *task = bpf_object__find_map_by_name(obj, "tk_pending_task");
+	struct bpf_map *tid = bpf_object__find_map_by_name(obj, "tk_pending_tid");
+	bool in_task;
+	int err;
+
+	if (!task || !tid)
+		return 0;
+	in_task = tk_task_storage_usable();
+	tk_info("per-thread syscall state in %s",
+		in_task ? "task storage" : "a hash by thread id (no task storage for tracing)");
+	err = tk_set_rodata(obj, "tk_pending_in_task", &in_task, sizeof(in_task));
+	if (!err)
+		err = bpf_map__set_autocreate(task, in_task);
+	if (!err)
+		err = bpf_map__set_autocreate(tid, !in_task);
 	return err;
 }

@@ -98,6 +98,16 @@ void tk_programs_off(struct bpf_object *obj, const char *prefix);
 int tk_set_rodata(struct bpf_object *obj, const char *var, const void *val,
 		  size_t size);
 
+/* Whether tracing programs (tracepoint, raw_tp) may keep data in task
+ * storage: bpf_task_storage_get and bpf_get_current_task_btf. Probed
+ * once. */
+bool tk_task_storage_usable(void);
+
+/* For an object that includes bpf/tk_pending.bpf.h: keep the pending
+ * state in task storage when usable, else in the hash; create only the
+ * map used. Run by tk_load before every load; 0 or -errno. */
+int tk_pending_prepare(struct bpf_object *obj);
+
 /* The attach method of a loaded program: "tp_btf", "raw_tp", "tp",
  * "fentry", "fexit", "kprobe", "kretprobe", "uprobe", "uretprobe". */
 const char *tk_prog_method(const struct bpf_program *prog);

@@ -620,7 +620,8 @@ static void parse_forced(void)
 	free(copy);
 }
 
-/* Common settings of every object: task filter, event transport. */
+/* Common settings of every object: task filter, where syscall state is
+ * kept, event transport. */
 static int prepare_common(struct bpf_object *obj)
 {
 	int err;
@@ -628,6 +629,9 @@ static int prepare_common(struct bpf_object *obj)
 	err = tk_set_rodata(obj, "tk_filter", &tk_opts.filter,
 			    sizeof(tk_opts.filter));
 	if (err && err != -ENOENT)
+		return err;
+	err = tk_pending_prepare(obj);
+	if (err)
 		return err;
 	return tk_events_prepare(obj);
 }

@@ -2,6 +2,7 @@
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 
@@ -35,6 +36,29 @@ def test_exec_success_exact_argv_json():
     assert r["uid"] == 0
     assert r["comm"] == "true"
     assert r["args_truncated"] is False
+    assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+
+
+def test_exec_from_a_second_thread():
+    """A thread other than the leader execs: the kernel gives it the
+    leader's pid (de_thread), so the thread id seen at the syscall's entry
+    is gone at sched_process_exec. The exec is still reported, once, with
+    its argv and the process's pid."""
+    m = marker()
+    code = ("import os, sys, threading\n"
+            "t = threading.Thread(target=os.execv, args=(sys.argv[1], sys.argv[1:]))\n"
+            "t.start()\n"
+            "t.join()\n")
+    with Tool("execsnoop", "-j") as t:
+        child = subprocess.Popen([sys.executable, "-c", code, "/bin/true", m, "two"])
+        assert child.wait() == 0
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = json_lines(out)
+    # The python3 exec that started the child has the marker too.
+    [r] = [r for r in records_with(recs, m) if r["argv"][0] == "/bin/true"]
+    assert (r["argv"], r["ret"], r["pid"], r["comm"]) == (["/bin/true", m, "two"], 0,
+                                                          child.pid, "true"), r
     assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
 
 
