@@ -257,8 +257,9 @@ def vfork_lines(lines):
     nor preempted on the way (seen under TCG: on the way back to user
     space, ...;syscall_exit_to_user_mode;exit_to_user_mode_prepare;schedule,
     and in the kernel, ...;__cond_resched;preempt_schedule_common;
-    __schedule: rightly counted, but not a wait for the child)."""
-    preempted = ("exit_to_user_mode", "irqentry_exit", "preempt_schedule")
+    __schedule, or on 6.12 ...;__cond_resched;__schedule: rightly
+    counted, but not a wait for the child)."""
+    preempted = ("exit_to_user_mode", "irqentry_exit", "preempt_schedule", "__cond_resched")
     found = []
     for f, c in lines:
         rest = split_at(f, ["main", "wait_vfork"])
