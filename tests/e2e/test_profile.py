@@ -313,23 +313,24 @@ def test_report_delimits_kernel_and_user_frames(progs):
                for frames, _, _, n in missed) == collisions(err), (missed, err)
     both = [b for b in blocks if "--" in b[0] and b not in missed]
     assert both, out
-    in_c = 0
+    in_c = outside = 0
     for frames, comm, bpid, n in both:
         kern, user = frames[:frames.index("--")], frames[frames.index("--") + 1:]
-        if "ksys_read" in kern or "ksys_write" in kern:
-            # The workload reading its command from stdin or writing its
-            # "done" line, through libc's read and write (no frame
-            # pointer, so no chain): sampled in pipe_read as it blocks, in
-            # vfs_read on the way there, or in pipe_write (all seen under
-            # TCG).
-            continue
+        assert (comm, bpid) == ("stk-pie", pid)
         # Kernel frames innermost first (the syscall, or an interrupt),
         # then the user stack from c out (or from the clock read in c).
-        assert "c;b;a;main" in ";".join(user), frames
-        assert (comm, bpid) == ("stk-pie", pid)
+        if "c;b;a;main" not in ";".join(user):
+            # Outside the spin: the workload reading its command or
+            # writing its "done" line through libc's read, write or
+            # fgets (no frame pointer, so no chain), sampled in the
+            # syscall or interrupted in user mode (all seen under TCG).
+            outside += n
+            continue
         if user[:4] == ["c", "b", "a", "main"] and kern[-2:] == ["do_syscall_64", SYSCALL_ENTRY[1]]:
             in_c += n
-    assert in_c >= 0.2 * sum(b[3] for b in blocks if b not in missed), out
+    total = sum(b[3] for b in blocks if b not in missed)
+    assert outside <= 0.05 * total, out
+    assert in_c >= 0.2 * total, out
 
 
 def test_json_records(progs):
