@@ -78,6 +78,20 @@ class Workload:
         os.close(out_w)
         self.pid = self.proc.pid
         self._expect(b"r")
+        self._wait_blocked()
+
+    def _wait_blocked(self, timeout=10):
+        """Until the workload sleeps in its read of the go pipe. It says "r"
+        just before that read; a tool that attached before it blocked
+        would see it block and so see the go wakeup, which the filter
+        tests count on not seeing (seen under TCG: 31 runs, not 30)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.pid}/wchan") as f:
+                if f.read().endswith("pipe_read"):  # 6.18: anon_pipe_read
+                    return
+            time.sleep(0.001)
+        raise AssertionError("the workload did not block in its read of the go pipe")
 
     def _expect(self, want):
         got = os.read(self.out_r, 1)
