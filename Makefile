@@ -6,6 +6,11 @@
 #                   Kernels are fetched once into $(BUILD)/vm/kernels/.
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
+#   make check-repeat N=10 [LOAD=1] [VM=1]
+#                   the suite N times (VM=1: make check-vm N times), then a
+#                   table of every test that failed in any run; LOAD=1 runs
+#                   a CPU hog per core and a disk writer beside it
+#                   (tests/repeat.py; runs kept in $(BUILD)/repeat/)
 #   make deps       install the Debian packages that build and tests need
 #   make install    the tools, tracekitd, its unit and default config
 #                   (PREFIX=/usr/local, DESTDIR for staging)
@@ -145,6 +150,14 @@ VM_KERNELS ?= 5.10 6.1 6.12
 .PHONY: check-vm
 check-vm: all
 	$(PYTHON) tests/vm/check-vm.py --build $(BUILD) --bin $(BIN) --kernels "$(VM_KERNELS)"
+
+# Flaky tests found by a command: the suite N times, one table at the end.
+# REPEAT_ARGS: pytest arguments for the host runs (default tests/e2e).
+N ?= 10
+.PHONY: check-repeat
+check-repeat: all $(UNIT_TESTS)
+	VM_KERNELS="$(VM_KERNELS)" $(PYTHON) tests/repeat.py --runs $(N) --build $(BUILD) \
+		--bin $(BIN) $(if $(LOAD),--load) $(if $(VM),--vm) $(REPEAT_ARGS)
 
 # libFuzzer (ASan+UBSan) over every tests/fuzz/fuzz_<name>.c, FUZZ_TIME
 # seconds each; seeds in tests/fuzz/corpus-<name>/ (else tests/fuzz/corpus).

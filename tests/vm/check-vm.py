@@ -44,10 +44,11 @@ import sys
 import tempfile
 import threading
 import time
-import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import junit  # noqa: E402  (tests/junit.py)
 
 MIRROR = os.environ.get("VM_MIRROR") or "http://deb.debian.org/debian"
 SECURITY = os.environ.get("VM_SECURITY_MIRROR") or "http://deb.debian.org/debian-security"
@@ -377,47 +378,14 @@ def kill(p):
         pass
 
 
-def nodeid(classname, name):
-    """pytest's node id back from JUnit's dotted classname."""
-    parts = classname.split(".")
-    for i in range(len(parts), 0, -1):
-        path = "/".join(parts[:i]) + ".py"
-        if os.path.exists(os.path.join(ROOT, path)):
-            return "::".join([path, *parts[i:], name])
-    return f"{classname}::{name}"
-
-
-def why_failed(child, lines=6, width=300):
-    """The head of a failure's message (pytest puts the assertion and its
-    values there), indented: CI shows only this summary, not the log."""
-    text = (child.get("message") or child.text or "").strip()
-    out = [l[:width] + ("..." if len(l) > width else "")
-           for l in text.splitlines()[:lines]]
-    return "\n".join("        " + l for l in out)
-
-
 def read_junit(path):
-    try:
-        tree = ET.parse(path)
-    except (OSError, ET.ParseError):
+    r = junit.read(path)
+    if r is None:
         return {"ran": False}
-    root = tree.getroot()
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for s in suites:
-        for k in n:
-            n[k] += int(s.get(k, 0))
-    failed = []
-    for case in root.iter("testcase"):
-        for child in case:
-            if child.tag in ("failure", "error"):
-                name = nodeid(case.get("classname", ""), case.get("name", ""))
-                failed.append(f"{child.tag.upper()} {name}\n{why_failed(child)}")
-                break
-    passed = n["tests"] - n["failures"] - n["errors"] - n["skipped"]
-    return {"ran": True, "passed": passed, "failed": n["failures"],
-            "errors": n["errors"], "skipped": n["skipped"],
-            "failed_tests": failed}
+    failed = [f"{outcome.upper()} {name}\n" + "\n".join("        " + l for l in msg)
+              for name, outcome, msg in r["cases"] if outcome in ("failure", "error")]
+    return {"ran": True, "passed": r["passed"], "failed": r["failed"],
+            "errors": r["errors"], "skipped": r["skipped"], "failed_tests": failed}
 
 
 def summary(r):
