@@ -2,18 +2,25 @@
 whose wakeups the test controls, so counts and buckets are exact.
 
 - "sleeper": a SCHED_FIFO process (never preempted by normal tasks) that,
-  on a byte from the test, sleeps 1 ms N times while runqlat traces. Its
-  runs after a wait are counted by the kernel too: the workload is off the
-  CPU when tracing starts and again when it stops, so every switch-out in
-  between (voluntary_ctxt_switches + nonvoluntary_ctxt_switches) is
-  followed by one switch-in, after a wakeup or a preemption, each of which
-  runqlat times. A 1 ms timer that fires before the sleeper is off its
-  CPU (a busy or preempted vCPU) makes no switch, and runqlat rightly sees
-  no run: the kernel's count says so, where a fixed N + 1 did not.
+  on a byte from the test, sleeps 1 ms N times while runqlat traces. It is
+  off the CPU when tracing starts and again when it stops, so each of its
+  switch-ins in between (the kernel counts them: voluntary + nonvoluntary
+  switches in /proc) follows a wakeup or a preemption, which runqlat
+  times. Not N + 1: a 1 ms timer that fires before the sleeper is off its
+  CPU (a busy or preempted vCPU) makes no switch at all. And not always
+  all of them: on this repository's Firecracker host no switch away from
+  the sandbox's agent (PID 1's threads, tokio-rt-worker) reaches a
+  tracer, so a switch from the agent to the sleeper is not seen (seen
+  with four CPU hogs: 28 of 31, the 3 missing all from the agent; tracefs
+  missed the same 3). Each such switch is one of the agent threads' own,
+  so runqlat's count lies between the sleeper's switch-ins less the
+  agent's switches in the same window (none, mostly) and the sleeper's
+  switch-ins.
 - "delayed": a normal process W pinned to one CPU, woken there by a
   SCHED_FIFO process H that then spins on that CPU for 20 ms: W runs once,
   after 20 to 31 ms on the run queue, and then turns SCHED_FIFO so that
   the test it wakes cannot preempt it (a second wait on the run queue)."""
+import glob
 import os
 import re
 import signal
@@ -126,15 +133,19 @@ class Workload:
     def trigger(self):
         """Let it run its wakeups; returns once they are done and it is
         off the CPU again."""
-        before = sum(self.switches())
+        before, agent_before = sum(self.switches()), agent_switches()
         os.write(self.go_w, b"g")
         self._off_cpu(self._expect("d"))
-        self._runs = sum(self.switches()) - before
+        self._switch_ins = sum(self.switches()) - before
+        self._hidden_at_most = agent_switches() - agent_before
 
-    def runs(self):
-        """Its runs after a wait since trigger(), as the kernel counts
-        them: one per switch-out, each followed by a switch-in."""
-        return self._runs
+    def runs(self, judged_on_leaving=False):
+        """(at least, at most) its runs after a wait since trigger() that a
+        tracer can see (see the module's doc); judged_on_leaving: less the
+        go wakeup, where a filter judges the task only as it leaves the
+        CPU (it was blocked before tracing began)."""
+        most = self._switch_ins - (1 if judged_on_leaving else 0)
+        return max(0, most - self._hidden_at_most), most
 
     def __enter__(self):
         return self
@@ -146,15 +157,16 @@ class Workload:
         self._out.close()
 
 
-def trace(args, mode, n=None, env=None):
-    """Run runqlat over one triggered workload; returns (out, err, pid)."""
+def trace(args, mode, n=None, env=None, judged_on_leaving=False):
+    """Run runqlat over one triggered workload; returns (out, err, pid,
+    the workload's runs as Workload.runs counts them)."""
     n = n if n is not None else (SLEEPS if mode == "sleeper" else SPIN_MS)
     with Workload(mode, n) as wl:
         args = [a if a != "WL" else str(wl.pid) for a in args]
         with Tool("runqlat", *args, env=env) as tool:
             wl.trigger()
             out, err, rc = tool.stop()
-        runs = wl.runs()
+        runs = wl.runs(judged_on_leaving)
     assert rc == 0, err
     return out, err, wl.pid, runs
 
@@ -186,14 +198,27 @@ def text_hist(unit, counts):
     return "\n".join(lines) + "\n"
 
 
-def sleeper_runs(total, runs, go_wakeup=1):
-    """runqlat's count is the kernel's: every run after a wait while it
-    traced, less the go wakeup where a filter judges the task only as it
-    leaves the CPU (it was blocked before tracing began). A sleeper with
-    that ran less than half its sleeps did not sleep (not every sleep is
-    a switch: see the module's doc), and its count would prove nothing."""
-    assert runs >= SLEEPS // 2, f"the sleeper ran {runs} times in {SLEEPS} sleeps"
-    return total == runs - (1 - go_wakeup)
+def agent_switches():
+    """The context switches so far of PID 1's threads (see the module's
+    doc); a thread that exits meanwhile is not counted."""
+    total = 0
+    for status in glob.glob("/proc/1/task/*/status"):
+        try:
+            with open(status) as f:
+                total += sum(int(l.split()[1]) for l in f if "ctxt_switches:" in l)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
+
+def sleeper_runs(total, runs):
+    """runqlat's count is a run the kernel counted (Workload.runs). A
+    sleeper that ran less than half its sleeps did not sleep (not every
+    sleep is a switch: see the module's doc), and its count would prove
+    nothing."""
+    least, most = runs
+    assert most >= SLEEPS // 2, f"the sleeper ran {most} times in {SLEEPS} sleeps"
+    return least <= total <= most
 
 
 def one_in_bucket(bucket):
@@ -232,10 +257,10 @@ def test_json_counts_every_wakeup_of_the_process(method):
 
 
 def test_json_all_tasks_counts_switches():
-    out, _, _, runs = trace(["-j"], "sleeper")
+    out, _, _, (least, _) = trace(["-j"], "sleeper")
     hists = histograms(out)
     assert len(hists) == 1
-    assert hists[0]["total"] >= runs >= SLEEPS // 2
+    assert hists[0]["total"] >= least >= SLEEPS // 2
     assert "pid" not in hists[0] and "tid" not in hists[0]
 
 
@@ -294,9 +319,9 @@ def test_per_process_holds_only_wanted_processes():
 def test_comm_filter_judges_task_when_it_leaves_the_cpu():
     """-n (like -u and -c) can only be checked while the task is current: the go wakeup of a
     task blocked before tracing began is not seen, its N sleeps are."""
-    out, _, _, runs = trace(["-j", "-n", NAME], "sleeper")
+    out, _, _, runs = trace(["-j", "-n", NAME], "sleeper", judged_on_leaving=True)
     (h,) = histograms(out)
-    assert sleeper_runs(h["total"], runs, go_wakeup=0), h
+    assert sleeper_runs(h["total"], runs), h
 
 
 def test_comm_filter_excludes_others():
@@ -309,10 +334,10 @@ def test_uid_filter():
         with Tool("runqlat", "-j", "-P", "-u", UID) as tool:
             wl.trigger()
             out, err, rc = tool.stop()
-        runs = wl.runs()
+        runs = wl.runs(judged_on_leaving=True)
     assert rc == 0, err
     (h,) = histograms(out)
-    assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs, go_wakeup=0), h
+    assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
 
 
 def cgroup2_root():
@@ -334,12 +359,12 @@ def test_cgroup_filter():
             with Tool("runqlat", "-j", "-P", "-c", path) as tool:
                 wl.trigger()
                 out, err, rc = tool.stop()
-            runs = wl.runs()
+            runs = wl.runs(judged_on_leaving=True)
     finally:
         os.rmdir(path)
     assert rc == 0, err
     (h,) = histograms(out)
-    assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs, go_wakeup=0), h
+    assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
 
 
 def test_interval_count_exits_by_itself():
