@@ -41,8 +41,6 @@ static __always_inline bool prev_wanted(struct task_struct *prev, long st)
 {
 	bool kthread;
 
-	if (st & TASK_DEAD)
-		return false;   /* it never runs again: nothing to time */
 	/* As bcc: 0 is exactly TASK_RUNNING (preempted), else a bitmask. */
 	if (state != OFFCPU_ANY_STATE && (state ? !(st & state) : st != 0))
 		return false;
@@ -60,16 +58,33 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	struct offcpu_start s = {}, *sp;
 	u64 now = bpf_ktime_get_ns(), delta;
 	u32 tid = BPF_CORE_READ(prev, pid);
+	long st, err;
 
-	/* tid 0 is the idle task of every CPU: its "off CPU" time is the
-	 * time the CPU was busy, not a wait. */
-	if (tid && prev_wanted(prev, tk_task_state(prev))) {
+	/* A thread has an entry only from its switch out to its switch back
+	 * in. One that has an entry as it leaves the CPU was switched in
+	 * unseen: some kernels trace no switch away from certain tasks
+	 * (this repository's Firecracker host: the sandbox agent's), so that
+	 * block cannot be timed. It is counted, and its entry replaced, or,
+	 * at the final switch of an exiting thread, removed. */
+	if (!tid)
+		goto next;  /* the idle task: its "off CPU" time is busy time */
+	st = tk_task_state(prev);
+	if (st & TASK_DEAD) {
+		if (!bpf_map_delete_elem(&start, &tid))
+			tk_count_loss(TK_LOSS_UNSEEN);
+	} else if (prev_wanted(prev, st)) {
 		tk_stack_key_fill(ctx, &s.key, 0);
 		s.key.pid = tid;
 		s.ts = now;
-		if (bpf_map_update_elem(&start, &tid, &s, BPF_ANY))
+		err = bpf_map_update_elem(&start, &tid, &s, BPF_NOEXIST);
+		if (err == -17 /* EEXIST */) {
+			tk_count_loss(TK_LOSS_UNSEEN);
+			err = bpf_map_update_elem(&start, &tid, &s, BPF_EXIST);
+		}
+		if (err)
 			tk_count_loss(TK_LOSS_MAP_FULL);
 	}
+next:
 
 	tid = BPF_CORE_READ(next, pid);
 	sp = bpf_map_lookup_elem(&start, &tid);

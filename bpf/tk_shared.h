@@ -16,6 +16,8 @@ struct tk_filter {
 enum tk_loss {
 	TK_LOSS_EVENT = 0,   /* event not submitted: ring/perf buffer full */
 	TK_LOSS_MAP_FULL,    /* map insert failed: map at max_entries */
+	TK_LOSS_UNSEEN,      /* an event the kernel never delivered, noticed
+			      * afterwards (offcputime: a switch back in) */
 	TK_LOSS_MAX,
 };
 

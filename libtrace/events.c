@@ -253,6 +253,7 @@ void tk_losses_read(struct bpf_object *obj, struct tk_losses *out)
 	if (map) {
 		tk_percpu_sum(map, TK_LOSS_EVENT, &out->events);
 		tk_percpu_sum(map, TK_LOSS_MAP_FULL, &out->map_full);
+		tk_percpu_sum(map, TK_LOSS_UNSEEN, &out->unseen);
 	}
 	out->events += perf_lost;
 }

@@ -48,6 +48,7 @@ void tk_events_loop(void);
 struct tk_losses {
 	unsigned long long events;
 	unsigned long long map_full;
+	unsigned long long unseen;   /* TK_LOSS_UNSEEN */
 };
 void tk_losses_read(struct bpf_object *obj, struct tk_losses *out);
 

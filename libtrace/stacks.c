@@ -603,7 +603,7 @@ void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
 
 /* --- What made the stacks incomplete ------------------------------------ */
 
-void tk_stacks_report(struct bpf_object *obj)
+void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 {
 	struct bpf_map *errs = bpf_object__find_map_by_name(obj, "tk_stack_errs");
 	unsigned long long collisions = 0, full = 0, other = 0;
@@ -627,6 +627,8 @@ void tk_stacks_report(struct bpf_object *obj)
 		tk_json_uint(&j, "stack_map_full", full);
 		tk_json_uint(&j, "stack_errors", other + stacks_unreadable);
 		tk_json_uint(&j, "stacks_truncated", truncated_stacks);
+		if (how->unseen_key)
+			tk_json_uint(&j, how->unseen_key, l.unseen);
 		tk_json_end(&j);
 		fflush(stdout);
 		return;
@@ -646,6 +648,8 @@ void tk_stacks_report(struct bpf_object *obj)
 	if (truncated_stacks)
 		fprintf(stderr, "%s: %llu stacks reached the %u-frame limit and may be truncated; raise --perf-max-stack-depth (and kernel.perf_event_max_stack)\n",
 			tool, truncated_stacks, tk_stack_opts.max_depth);
+	if (how->unseen_key && l.unseen)
+		fprintf(stderr, "%s: %llu %s\n", tool, l.unseen, how->unseen_text);
 	if (l.events)
 		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
 			tool, l.events, tk_events_transport_name());
@@ -658,5 +662,5 @@ void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
 	tk_stacks_wait();
 	tk_detach();
 	tk_stacks_print(obj, how);
-	tk_stacks_report(obj);
+	tk_stacks_report(obj, how);
 }

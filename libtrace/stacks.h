@@ -56,6 +56,10 @@ struct tk_stacks_print {
 				  * "comm;" prefix when folded, no
 				  * "-  comm (pid)" line (stackcount
 				  * without -P) */
+	/* A tool whose programs count TK_LOSS_UNSEEN: its key in the JSON
+	 * loss record, and what the text line says of each. */
+	const char *unseen_key;  /* "blocks_untimed" */
+	const char *unseen_text; /* "blocks not timed: ..." */
 };
 
 /* Print every counted stack: folded (-f; identical lines merged), bcc's
@@ -66,7 +70,7 @@ void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how);
 /* At exit: what made stacks incomplete or samples lost, each with the
  * option that fixes it, as stderr lines (text) or one {"type":"loss"}
  * record (JSON). Replaces tk_losses_report for stack tools. */
-void tk_stacks_report(struct bpf_object *obj);
+void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how);
 
 /* Everything after tk_load: note processes while tracing runs, until
  * --duration or a signal; stop tracing (so that symbolizing is not

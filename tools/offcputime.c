@@ -125,7 +125,12 @@ TK_SKEL_OPS(offcputime_bpf);
 
 int main(int argc, char **argv)
 {
-	struct tk_stacks_print how = { .unit = "us", .by_thread = true };
+	struct tk_stacks_print how = {
+		.unit = "us", .by_thread = true,
+		.unseen_key = "blocks_untimed",
+		.unseen_text = "blocks not timed: the thread's switch back in reached no tracer "
+			       "(this kernel does not trace every context switch)",
+	};
 	struct offcputime_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);

@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	tk_detach();
 	how.include_idle = env.include_idle;
 	tk_stacks_print(skel->obj, &how);
-	tk_stacks_report(skel->obj);
+	tk_stacks_report(skel->obj, &how);
 	profile_bpf__destroy(skel);
 	return 0;
 }

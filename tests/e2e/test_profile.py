@@ -115,9 +115,16 @@ class Spinner:
             self.proc.wait()
 
 
-# Stacks lost to hash collisions in the stack map, as profile reports them.
-COLLISIONS = re.compile(r"profile: (\d+) stacks lost to hash collisions in the stack map; "
-                        r"raise --stack-storage-size \(now \d+\)\n")
+# Stacks lost to hash collisions in the stack map, as profile reports them,
+# and stacks that reached the frame limit: a sample taken where the frame
+# pointer chain is garbage (libc or the vDSO have no frame pointers) can
+# walk 127 frames; seen once in 10 runs with two CPU hogs beside the
+# suite. Its samples are not the chain's, and the tests bound those.
+COLLISIONS = re.compile(r"(?:profile: (\d+) stacks lost to hash collisions in the stack map; "
+                        r"raise --stack-storage-size \(now \d+\)\n)?"
+                        r"(?:profile: \d+ stacks reached the \d+-frame limit and may be "
+                        r"truncated; raise --perf-max-stack-depth \(and "
+                        r"kernel.perf_event_max_stack\)\n)?")
 
 
 def collisions(err):
@@ -128,11 +135,9 @@ def collisions(err):
     collide in about 0.3% of runs, and then one address's samples, about
     a tenth of the chain, are missed; under QEMU's TCG a syscall loop has
     hundreds of distinct kernel stacks and most runs lose a few."""
-    if err == "":
-        return 0
     m = COLLISIONS.fullmatch(err)
     assert m, err
-    return int(m[1])
+    return int(m[1] or 0)
 
 
 def split_missed(stacks, err):
@@ -340,7 +345,9 @@ def test_json_records(progs):
     assert err == ""
     assert loss == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
                     "stack_collisions": loss["stack_collisions"], "stack_map_full": 0,
-                    "stack_errors": 0, "stacks_truncated": 0}
+                    "stack_errors": 0,
+                    # as COLLISIONS: its samples are outside the chain, bounded below
+                    "stacks_truncated": loss["stacks_truncated"]}
     stacks = records[:-1]
     for r in stacks:
         assert set(r) == {"type", "comm", "pid", "user", "user_missed", "kernel",

@@ -20,7 +20,6 @@ whose wakeups the test controls, so counts and buckets are exact.
   SCHED_FIFO process H that then spins on that CPU for 20 ms: W runs once,
   after 20 to 31 ms on the run queue, and then turns SCHED_FIFO so that
   the test it wakes cannot preempt it (a second wait on the run queue)."""
-import glob
 import os
 import re
 import signal
@@ -31,7 +30,7 @@ from datetime import datetime
 
 import pytest
 
-from conftest import EMULATED_CPU, Tool, json_lines, loss_record, run
+from conftest import EMULATED_CPU, Tool, agent_switches, json_lines, loss_record, run
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -196,19 +195,6 @@ def text_hist(unit, counts):
         stars = "*" * (c * 40 // top)
         lines.append(f"{low:>10} -> {high:<10} : {c:<8} |{stars:<40}|")
     return "\n".join(lines) + "\n"
-
-
-def agent_switches():
-    """The context switches so far of PID 1's threads (see the module's
-    doc); a thread that exits meanwhile is not counted."""
-    total = 0
-    for status in glob.glob("/proc/1/task/*/status"):
-        try:
-            with open(status) as f:
-                total += sum(int(l.split()[1]) for l in f if "ctxt_switches:" in l)
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total
 
 
 def sleeper_runs(total, runs):
