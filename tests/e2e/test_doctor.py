@@ -301,14 +301,17 @@ def test_unmounted_tracefs_is_probed_and_left_unmounted():
 
 def test_leaves_mounts_and_probe_events_as_they_were():
     def state():
-        mounts = sorted(line for line in Path("/proc/self/mounts").read_text().splitlines()
-                        if " tracefs " in line or " securityfs " in line)
+        # The files first: /sys/kernel/debug/tracing is an automount on
+        # some kernels (the VM matrix's), which reading it mounts, and the
+        # mounts must be listed after this probe's own effect.
         events = ""
         for root in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
             for kind in ("kprobe_events", "uprobe_events"):
                 p = Path(root, kind)
                 if p.exists():
                     events += p.read_text()
+        mounts = sorted(line for line in Path("/proc/self/mounts").read_text().splitlines()
+                        if " tracefs " in line or " securityfs " in line)
         return mounts, events
 
     before = state()
