@@ -70,7 +70,8 @@ static struct runqlat_hist zero_hist;
 
 static __always_inline bool current_filter(void)
 {
-	return tk_filter.uid >= 0 || tk_filter.use_cgroup || tk_filter.comm[0];
+	return tk_filter.uid >= 0 || tk_filter.use_cgroup || tk_filter.comm[0] ||
+	       tk_filter.ppid;
 }
 
 /* -p / --tid on a task that need not be current. */

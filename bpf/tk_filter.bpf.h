@@ -3,9 +3,27 @@
 #ifndef TK_FILTER_BPF_H
 #define TK_FILTER_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "tk_shared.h"
 
 const volatile struct tk_filter tk_filter = { .uid = -1 };
+
+/* The ids of -p / --tid lists; max_entries is set to the list's length
+ * by libtrace (1 when there is no list: the maps are never read then). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u8);
+} tk_filter_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u8);
+} tk_filter_tids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -34,15 +52,37 @@ static __always_inline bool tk_comm_matches(void)
 	return false;
 }
 
+/* The process and thread filters (-p, --tid: one id or a list). */
+static __always_inline bool tk_ids_wanted(u32 tgid, u32 tid)
+{
+	if (tk_filter.tgid == TK_FILTER_LIST) {
+		if (!bpf_map_lookup_elem(&tk_filter_tgids, &tgid))
+			return false;
+	} else if (tk_filter.tgid && tgid != (u32)tk_filter.tgid) {
+		return false;
+	}
+	if (tk_filter.tid == TK_FILTER_LIST) {
+		if (!bpf_map_lookup_elem(&tk_filter_tids, &tid))
+			return false;
+	} else if (tk_filter.tid && tid != (u32)tk_filter.tid) {
+		return false;
+	}
+	return true;
+}
+
 /* True when the current task passes every filter asked for. */
 static __always_inline bool tk_task_wanted(void)
 {
 	if (tk_filter.tgid || tk_filter.tid) {
 		u64 pid_tgid = bpf_get_current_pid_tgid();
 
-		if (tk_filter.tgid && (u32)(pid_tgid >> 32) != (u32)tk_filter.tgid)
+		if (!tk_ids_wanted(pid_tgid >> 32, (u32)pid_tgid))
 			return false;
-		if (tk_filter.tid && (u32)pid_tgid != (u32)tk_filter.tid)
+	}
+	if (tk_filter.ppid) {
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		if (BPF_CORE_READ(t, real_parent, tgid) != tk_filter.ppid)
 			return false;
 	}
 	if (tk_filter.uid >= 0 &&
@@ -57,14 +97,11 @@ static __always_inline bool tk_task_wanted(void)
 }
 
 /* The same filter for a task that is not current (sched_switch, wakeups).
- * The cgroup filter needs current, so it is not applied here. */
+ * The uid, cgroup, comm and parent filters need current, so they are not
+ * applied here. */
 static __always_inline bool tk_other_task_wanted(u32 tgid, u32 tid)
 {
-	if (tk_filter.tgid && tgid != (u32)tk_filter.tgid)
-		return false;
-	if (tk_filter.tid && tid != (u32)tk_filter.tid)
-		return false;
-	return true;
+	return tk_ids_wanted(tgid, tid);
 }
 
 #endif

@@ -4,12 +4,18 @@
 #define TK_SHARED_H
 
 /* Task filter, written into each program's rodata by libtrace before load. */
+/* tgid and tid: 0 any; > 0 this one; TK_FILTER_LIST any of those in the
+ * map tk_filter_tgids / tk_filter_tids (-p 1,2,3 as bcc takes it). */
+#define TK_FILTER_LIST (-1)
+#define TK_FILTER_IDS_MAX 1024
+
 struct tk_filter {
 	int tgid;         /* 0: any process */
 	int tid;          /* 0: any thread */
 	int uid;          /* -1: any user */
 	int use_cgroup;   /* 1: only tasks under tk_cgroup[0] */
 	char comm[16];    /* "": any comm; else substring of comm */
+	int ppid;         /* 0: any; else only children of this process */
 };
 
 /* Indexes of the per-CPU loss counters (map tk_losses). */

@@ -90,24 +90,6 @@ int tk_events_prepare(struct bpf_object *obj)
 	return err;
 }
 
-int tk_events_after_load(struct bpf_object *obj)
-{
-	struct bpf_map *map;
-	int fd, err, key = 0;
-
-	if (!tk_opts.cgroup_path)
-		return 0;
-	map = bpf_object__find_map_by_name(obj, "tk_cgroup");
-	if (!map)
-		return -ENOENT;
-	fd = open(tk_opts.cgroup_path, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return -errno;
-	err = bpf_map__update_elem(map, &key, sizeof(key), &fd, sizeof(fd), 0);
-	close(fd);
-	return err;
-}
-
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	int rc;

@@ -14,9 +14,6 @@ typedef int (*tk_event_fn)(void *ctx, const void *data, size_t size);
  * buffer) and size the tk_events map from --buffer-kb. */
 int tk_events_prepare(struct bpf_object *obj);
 
-/* After load: put the --cgroup directory in tk_cgroup. */
-int tk_events_after_load(struct bpf_object *obj);
-
 /* "ring buffer" or "perf buffer", for people; "ringbuf" or "perf", for
  * scripts (as TRACEKIT_TRANSPORT takes it). */
 const char *tk_events_transport_name(void);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "filter.h"
 #include "perfevent.h"
 #include "json.h"
 #include "opts.h"
@@ -631,6 +632,8 @@ static int prepare_common(struct bpf_object *obj)
 	if (err && err != -ENOENT)
 		return err;
 	err = tk_pending_prepare(obj);
+	if (!err)
+		err = tk_filter_prepare(obj);
 	if (err)
 		return err;
 	return tk_events_prepare(obj);
@@ -688,7 +691,7 @@ static int try_load(void *skel, const struct tk_skel_ops *ops,
 		}
 		explain_load_failure(err);
 	}
-	err = tk_events_after_load(obj);
+	err = tk_filter_after_load(obj);
 	if (err)
 		tk_fail("cannot set up the task filter: %s", strerror(-err));
 	err = attach_all(obj, &prog);

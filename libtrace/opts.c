@@ -5,19 +5,21 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "filter.h"
 #include "setup.h"
 
 struct tk_opts tk_opts = { .filter = { .uid = -1 } };
 
 enum {  /* internal keys of the common options */
 	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
-	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP, K_DRY_RUN,
+	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP, K_DRY_RUN, K_PPID,
 };
 
 /* Short letter each common option has unless the tool claims it. */
@@ -28,9 +30,12 @@ static const struct { int key; int letter; } default_letters[] = {
 };
 
 static struct argp_option common_options[] = {
-	{ "pid", K_PID, "PID", 0, "Only this process (thread group)", 1 },
-	{ "tid", K_TID, "TID", 0, "Only this thread", 1 },
-	{ "uid", K_UID, "UID", 0, "Only this user", 1 },
+	{ "pid", K_PID, "PID", 0,
+	  "Only this process (thread group), or these (1,2,3)", 1 },
+	{ "tid", K_TID, "TID", 0, "Only this thread, or these (1,2,3)", 1 },
+	{ "ppid", K_PPID, "PID", 0,
+	  "Only children of this process (whose parent is PID)", 1 },
+	{ "uid", K_UID, "USER", 0, "Only this user (a name or a UID)", 1 },
 	{ "cgroup", K_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 path", 1 },
 	{ "name", K_NAME, "COMM", 0, "Only tasks whose comm contains COMM", 1 },
 	{ "time", K_TIME, 0, 0, "Print a wall-clock time column", 1 },
@@ -46,6 +51,16 @@ static struct argp_option common_options[] = {
 	  "Event buffer size in KiB (ring buffer total, or perf buffer per CPU)", 1 },
 	/* -h as bcc users type it; argp itself knows only -? and --help. */
 	{ 0, K_HELP, 0, OPTION_HIDDEN, "Give this help list", 1 },
+	{ 0 },
+};
+
+/* bcc options of many tools that tracekit has not (see struct
+ * tk_bcc_missing). */
+static const struct tk_bcc_missing common_missing[] = {
+	{ "--cgroupmap", "filter by cgroup directory with --cgroup PATH (cgroup v2)" },
+	{ "--mntnsmap", "there is no mount-namespace map; filter with --cgroup PATH or -p PID" },
+	{ "--ebpf", "the BPF programs are compiled ahead of time (bpf/*.bpf.c in the source); --dry-run -v shows how each attaches" },
+	{ "--exec", "start the command, then trace it with -p PID" },
 	{ 0 },
 };
 
@@ -96,6 +111,23 @@ double tk_arg_double(const char *option, const char *arg, double min,
 	return v;
 }
 
+int tk_arg_user(const char *option, const char *arg)
+{
+	struct passwd *pw;
+
+	if (isdigit((unsigned char)*arg) || *arg == '-' || *arg == '+')
+		return tk_arg_long(option, arg, 0, INT_MAX - 1);
+	errno = 0;
+	pw = *arg ? getpwnam(arg) : NULL;
+	if (!pw)
+		tk_usage_error("invalid %s value '%s': no such user (a user name or a numeric UID)",
+			       option, arg);
+	if (pw->pw_uid > INT_MAX - 1)
+		tk_usage_error("invalid %s value '%s': UID %u is out of range",
+			       option, arg, (unsigned)pw->pw_uid);
+	return pw->pw_uid;
+}
+
 static error_t parse_common(int key, char *arg, struct argp_state *state)
 {
 	size_t i;
@@ -107,13 +139,16 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case K_PID:
-		tk_opts.filter.tgid = tk_arg_long("--pid", arg, 1, INT_MAX);
+		tk_filter_set_ids('p', "--pid", arg);
 		break;
 	case K_TID:
-		tk_opts.filter.tid = tk_arg_long("--tid", arg, 1, INT_MAX);
+		tk_filter_set_ids('t', "--tid", arg);
+		break;
+	case K_PPID:
+		tk_opts.filter.ppid = tk_arg_long("--ppid", arg, 1, INT_MAX);
 		break;
 	case K_UID:
-		tk_opts.filter.uid = tk_arg_long("--uid", arg, 0, INT_MAX - 1);
+		tk_opts.filter.uid = tk_arg_user("--uid", arg);
 		break;
 	case K_CGROUP: {
 		struct stat st;
@@ -186,6 +221,40 @@ static size_t count_options(const struct argp_option *o)
 	return n;
 }
 
+static const char *missing_in(const struct tk_bcc_missing *m, const char *bad,
+			      int letter)
+{
+	size_t len = strcspn(bad, "=");
+
+	for (; m && m->option; m++) {
+		if (letter ? (m->option[0] == '-' && m->option[1] == letter &&
+			      !m->option[2])
+			   : (strlen(m->option) == len &&
+			      !strncmp(m->option, bad, len)))
+			return m->option;
+	}
+	return NULL;
+}
+
+/* A bcc option the tool has not: say what to use instead (exit 2). */
+static void check_bcc_missing(const char *bad, int letter)
+{
+	const struct tk_bcc_missing *lists[] = { the_tool->bcc_missing, common_missing };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const char *name = missing_in(lists[i], bad, letter);
+		const struct tk_bcc_missing *m = lists[i];
+
+		if (!name)
+			continue;
+		while (m->option != name)
+			m++;
+		tk_usage_error("bcc's option '%s' is not in tracekit: %s",
+			       name, m->instead);
+	}
+}
+
 /* Catch unknown options and missing arguments before argp does, so the
  * error is one line in our format rather than argp's two. */
 static void precheck(const struct argp_option *tool_opts,
@@ -240,11 +309,15 @@ static void precheck(const struct argp_option *tool_opts,
 			/* getopt's "doesn't allow an argument" for a long flag */
 			tk_usage_error("option '%.*s' takes no value",
 				       (int)strcspn(bad, "="), bad);
-		if (c == '?' && optopt && optopt != '?')
+		if (c == '?' && optopt && optopt != '?') {
+			check_bcc_missing(bad, optopt);
 			tk_usage_error("unknown option '-%c'", optopt);
+		}
 		if (c == '?' && !optopt && strcmp(bad, "--help") &&
-		    strcmp(bad, "--usage") && strcmp(bad, "-?"))
+		    strcmp(bad, "--usage") && strcmp(bad, "-?")) {
+			check_bcc_missing(bad, 0);
 			tk_usage_error("unknown option '%s'", bad);
+		}
 	}
 	optind = 1;
 	free(lo);

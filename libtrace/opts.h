@@ -9,7 +9,8 @@
 #include "tk_shared.h"
 
 struct tk_opts {
-	struct tk_filter filter;   /* -p -u -n --tid; use_cgroup from -c */
+	struct tk_filter filter;   /* -p -u -n --tid --ppid; use_cgroup from -c;
+				    * -p/--tid lists: libtrace/filter.h */
 	const char *cgroup_path;   /* -c */
 	bool time;                 /* -T: wall-clock time column */
 	bool json;                 /* -j */
@@ -23,6 +24,14 @@ struct tk_opts {
 };
 
 extern struct tk_opts tk_opts;
+
+/* An option of bcc's tool (Python or libbpf-tools) that tracekit's has
+ * not: using it is a usage error that says what to use instead, never an
+ * unknown-option error or a silent change of meaning. */
+struct tk_bcc_missing {
+	const char *option;        /* "--buffer-pages" or "-b" */
+	const char *instead;       /* "use --buffer-kb KB (the size in KiB)" */
+};
 
 /* The tool's description of itself for the parser. */
 struct tk_tool {
@@ -39,6 +48,9 @@ struct tk_tool {
 	const char *args_doc;      /* the arguments in --help's usage line;
 				    * default "[interval [count]]" when
 				    * periodic */
+	const struct tk_bcc_missing *bcc_missing;  /* the tool's own, ended
+				    * by { 0 }; those of every tool are in
+				    * opts.c */
 };
 
 /* Parse argv; exit 2 with one line on any usage error, 0 after --help. */
@@ -53,5 +65,7 @@ void tk_usage_error(const char *fmt, ...)
 long tk_arg_long(const char *option, const char *arg, long min, long max);
 double tk_arg_double(const char *option, const char *arg, double min,
 		     double max);
+/* A user: a name from the password database, or a numeric UID. */
+int tk_arg_user(const char *option, const char *arg);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "bpf.h"
 #include "events.h"
+#include "filter.h"
 #include "hist.h"
 #include "json.h"
 #include "mapread.h"

@@ -102,14 +102,14 @@ static unsigned long long unit_ns(void)
  * must exist: a usage error (exit 2) otherwise. */
 static void resolve(void)
 {
-	pid_t pid = tk_opts.filter.tgid ? tk_opts.filter.tgid : tk_opts.filter.tid;
+	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
 	char err[PATH_MAX + 256];
 
 	if (tk_func_target_resolve(env.spec, pid, &target, err, sizeof(err)))
 		tk_usage_error("invalid FUNC '%s': %s", env.spec, err);
 	if (target.binary[0] && pid && kill(pid, 0) && errno == ESRCH)
 		tk_usage_error("invalid --%s value '%d': no such process",
-			       tk_opts.filter.tgid ? "pid" : "tid", (int)pid);
+			       tk_opts.filter.tgid > 0 ? "pid" : "tid", (int)pid);
 }
 
 /* Counts since the last print: per-CPU sums, minus the sums then. */
@@ -199,8 +199,7 @@ int main(int argc, char **argv)
 	tk_init();
 	/* A user function is probed in the filtered process only. */
 	binary = target.binary[0] ? target.binary : NULL;
-	pid = tk_opts.filter.tgid ? tk_opts.filter.tgid :
-	      tk_opts.filter.tid ? tk_opts.filter.tid : -1;
+	pid = tk_filter_attach_pid();
 	tk_set_target("entry", binary, target.func, binary ? pid : -1);
 	tk_set_target("exit", binary, target.func, binary ? pid : -1);
 	skel = tk_load(&funclatency_bpf_ops, configure, NULL);

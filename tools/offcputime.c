@@ -76,7 +76,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		env.state = tk_arg_long("--state", arg, 0, INT_MAX);
 		break;
 	case 't':
-		tk_opts.filter.tid = tk_arg_long("-t/--tid", arg, 1, INT_MAX);
+		tk_filter_set_ids('t', "-t/--tid", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (env.duration_arg)

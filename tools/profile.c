@@ -80,7 +80,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	}
 	case 'I': env.include_idle = true; break;
 	case 'L':
-		tk_opts.filter.tid = tk_arg_long("-L/--tid", arg, 1, INT_MAX);
+		tk_filter_set_ids('t', "-L/--tid", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (env.duration_arg)

@@ -126,7 +126,7 @@ static bool split_tracepoint(const char *s)
 
 static void resolve_func(const char *spec, bool maybe_tp)
 {
-	pid_t pid = tk_opts.filter.tgid ? tk_opts.filter.tgid : tk_opts.filter.tid;
+	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
 	char err[PATH_MAX + 256];
 	int r;
 
@@ -138,7 +138,7 @@ static void resolve_func(const char *spec, bool maybe_tp)
 		tk_usage_error("invalid EVENT '%s': %s", env.spec, err);
 	if (target.binary[0] && pid && kill(pid, 0) && errno == ESRCH)
 		tk_usage_error("invalid --%s value '%d': no such process",
-			       tk_opts.filter.tgid ? "pid" : "tid", (int)pid);
+			       tk_opts.filter.tgid > 0 ? "pid" : "tid", (int)pid);
 }
 
 /* EVENT in bcc's forms (see doc): a usage error (exit 2) unless it names
@@ -217,8 +217,7 @@ int main(int argc, char **argv)
 	} else {
 		/* A user function is probed in the filtered process only. */
 		binary = target.binary[0] ? target.binary : NULL;
-		pid = tk_opts.filter.tgid ? tk_opts.filter.tgid :
-		      tk_opts.filter.tid ? tk_opts.filter.tid : -1;
+		pid = tk_filter_attach_pid();
 		tk_set_target("probe", binary, target.func, binary ? pid : -1);
 	}
 	skel = tk_load(&stackcount_bpf_ops, configure, NULL);

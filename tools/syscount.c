@@ -394,7 +394,7 @@ static int configure(void *s, void *ctx)
 	bool task = bpf_program__autoload(skel->progs.sys_exit_tp_btf);
 	bool plain = !env.process && !env.latency && !env.failures &&
 		     !env.errno_filter && !f->tgid && !f->tid && f->uid < 0 &&
-		     !f->use_cgroup && !f->comm[0];
+		     !f->use_cgroup && !f->comm[0] && !f->ppid;
 
 	(void)ctx;
 	skel->rodata->by_process = env.process;

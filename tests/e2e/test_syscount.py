@@ -1,6 +1,7 @@
 """syscount: exact counts of the syscalls a helper process makes."""
 import re
 import subprocess
+import sys
 import time
 
 import pytest
@@ -85,17 +86,39 @@ def blocked_in_read(pid, read_nr):
     pytest.fail(f"worker {pid} never blocked in read()")
 
 
+# A parent for --ppid: it runs its argv and waits, blocked in wait4.
+PARENT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
+def only_child(pid):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+        if kids:
+            assert len(kids) == 1, kids
+            return int(kids[0])
+        time.sleep(0.005)
+    pytest.fail(f"{pid} never started its child")
+
+
 class Worker:
     """The helper, started and blocked before the tracer starts. go() lets
     it make its syscalls and returns once it blocks again: inside the
     traced window it makes the end of one read(), the calls asked for, one
-    write(), and the start of a read() that ends after the tracer."""
+    write(), and the start of a read() that ends after the tracer.
+    with_parent: run it under a parent of its own (parent_pid), whose
+    only child it is."""
 
-    def __init__(self, helper, ok=OK, fail=FAIL, unknown=UNKNOWN, other=0):
+    def __init__(self, helper, ok=OK, fail=FAIL, unknown=UNKNOWN, other=0,
+                 with_parent=False):
         exe, self.nrs = helper
-        self.proc = subprocess.Popen([exe, str(ok), str(fail), str(unknown), str(other)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.pid = self.proc.pid
+        argv = [exe, str(ok), str(fail), str(unknown), str(other)]
+        if with_parent:
+            argv = [sys.executable, "-c", PARENT] + argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.pid = only_child(self.proc.pid) if with_parent else self.proc.pid
+        self.parent_pid = self.proc.pid
         blocked_in_read(self.pid, self.nrs["read"])
 
     def go(self):
@@ -213,6 +236,28 @@ def test_per_process(helper, method):
     records = json_lines(out)
     assert records[:-1] == [{"type": "process", "pid": w.pid, "comm": "sc_worker",
                              "count": total, "errors": FAIL + UNKNOWN}]
+    loss_record(records)
+
+
+@pytest.mark.parametrize("option", ["-p", "--ppid"])
+def test_pid_list_and_ppid(helper, option):
+    """-p takes bcc's list (1,2,3); --ppid only the children of a process.
+    Three workers make different counts; those left out must not show."""
+    with Worker(helper, ok=100, fail=0, unknown=0) as a, \
+         Worker(helper, ok=200, fail=0, unknown=0) as b, \
+         Worker(helper, ok=400, fail=0, unknown=0, with_parent=True) as c:
+        if option == "-p":
+            value, wanted = f"{a.pid},{c.pid}", [(c, 402), (a, 102)]
+        else:
+            value, wanted = c.parent_pid, [(c, 402)]
+        with Tool("syscount", "-P", "-j", option, value) as t:
+            for w in (a, b, c):
+                w.go()
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "process", "pid": w.pid, "comm": "sc_worker",
+                             "count": n, "errors": 0} for w, n in wanted]
     loss_record(records)
 
 

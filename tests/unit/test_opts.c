@@ -612,6 +612,86 @@ static void test_parse_unknown_option(void **state)
 		"faketool: unknown option '--top'; see 'faketool --help'\n");
 }
 
+static const struct tk_bcc_missing plain_missing[] = {
+	{ "--buffer-pages", "use --buffer-kb KB" },
+	{ "-b", "use --buffer-kb KB" },
+	{ 0 },
+};
+
+static const struct tk_tool tool_bcc = {
+	.name = "faketool",
+	.doc = "A fake tool for tests.",
+	.options = plain_options,
+	.parser = plain_parse,
+	.bcc_missing = plain_missing,
+};
+
+/* A bcc option the tool has not says what to use instead; one it has
+ * (-x here) is never caught; an unknown one stays unknown. */
+static void test_parse_bcc_missing(void **state)
+{
+	struct child c;
+
+	(void)state;
+	PARSE(&c, &tool_bcc, "--buffer-pages=8", NULL);
+	assert_usage_error(&c,
+		"faketool: bcc's option '--buffer-pages' is not in tracekit: use --buffer-kb KB; see 'faketool --help'\n");
+	PARSE(&c, &tool_bcc, "-jb", "8", NULL);
+	assert_usage_error(&c,
+		"faketool: bcc's option '-b' is not in tracekit: use --buffer-kb KB; see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "-b", NULL);
+	assert_usage_error(&c,
+		"faketool: unknown option '-b'; see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "--cgroupmap", "/sys/fs/bpf/m", NULL);
+	assert_usage_error(&c,
+		"faketool: bcc's option '--cgroupmap' is not in tracekit: filter by cgroup directory with --cgroup PATH (cgroup v2); see 'faketool --help'\n");
+	PARSE(&c, &tool_bcc, "--cgroupmapx", NULL);
+	assert_usage_error(&c,
+		"faketool: unknown option '--cgroupmapx'; see 'faketool --help'\n");
+	PARSE(&c, &tool_bcc, "-x", NULL);
+	assert_success(&c);
+}
+
+/* -p/--tid lists, --ppid, and -u by name. */
+static void test_parse_id_lists_and_users(void **state)
+{
+	struct child c;
+
+	(void)state;
+	PARSE(&c, &tool_plain, "-p", "3,1,3", "--tid", "5", "--ppid", "9",
+	      "-u", "root", NULL);
+	assert_success(&c);
+	assert_int_equal(sh->opts.filter.tgid, TK_FILTER_LIST);
+	assert_int_equal(sh->opts.filter.tid, 5);
+	assert_int_equal(sh->opts.filter.ppid, 9);
+	assert_int_equal(sh->opts.filter.uid, 0);
+	PARSE(&c, &tool_plain, "-p", "3,3", "--tid", "5,6", NULL);
+	assert_success(&c);
+	assert_int_equal(sh->opts.filter.tgid, 3);  /* one id, once */
+	assert_int_equal(sh->opts.filter.tid, TK_FILTER_LIST);
+	PARSE(&c, &tool_plain, "-p", "1,x", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --pid value '1,x': 'x' is not an id from 1 to 2147483647 (expected 1,2,3); see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "--tid", "1,", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --tid value '1,': expected an id or a comma-separated list (1,2,3); see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "-p", "0", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --pid value '0': expected an integer from 1 to 2147483647; see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "-p", "2,0", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --pid value '2,0': '0' is not an id from 1 to 2147483647 (expected 1,2,3); see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "--ppid", "-1", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --ppid value '-1': expected an integer from 1 to 2147483647; see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "-u", "no-such-user-tk", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --uid value 'no-such-user-tk': no such user (a user name or a numeric UID); see 'faketool --help'\n");
+	PARSE(&c, &tool_plain, "-u", "", NULL);
+	assert_usage_error(&c,
+		"faketool: invalid --uid value '': no such user (a user name or a numeric UID); see 'faketool --help'\n");
+}
+
 static void test_parse_missing_value(void **state)
 {
 	struct child c;
@@ -853,6 +933,8 @@ int main(void)
 		cmocka_unit_test(test_parse_value_for_flag),
 		cmocka_unit_test(test_parse_value_for_long_only_flag),
 		cmocka_unit_test(test_parse_help),
+		cmocka_unit_test(test_parse_bcc_missing),
+		cmocka_unit_test(test_parse_id_lists_and_users),
 		cmocka_unit_test(test_parse_stack_options),
 		cmocka_unit_test(test_cpu_list),
 	};
