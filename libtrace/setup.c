@@ -61,16 +61,26 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 
 static void on_signal(int sig)
 {
+	/* A second signal ends the tool at once: with SA_RESTART a write to
+	 * a reader that never reads again would otherwise hold it forever. */
+	if (stop_signal) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 	stop_signal = sig;
 }
 
 void tk_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 	struct stat st;
 
 	libbpf_set_print(libbpf_print);
-	/* No SA_RESTART: a blocking poll returns EINTR and the loop ends. */
+	/* SA_RESTART: a write(2) to a full pipe that the signal interrupts
+	 * goes on, where EINTR would make stdio drop its whole buffer (a
+	 * line cut in two). poll, epoll_wait and nanosleep, where the main
+	 * loops wait, return EINTR whatever the flag (signal(7)), so the
+	 * loops still end at once. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -91,9 +101,9 @@ static void on_reload(int sig)
 
 void tk_catch_reload(void)
 {
-	struct sigaction sa = { .sa_handler = on_reload };
+	struct sigaction sa = { .sa_handler = on_reload, .sa_flags = SA_RESTART };
 
-	sigemptyset(&sa.sa_mask);  /* no SA_RESTART, as in tk_init */
+	sigemptyset(&sa.sa_mask);  /* SA_RESTART, as in tk_init */
 	sigaction(SIGHUP, &sa, NULL);
 }
 

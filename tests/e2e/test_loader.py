@@ -3,11 +3,13 @@ kernels without /sys/kernel/btf/vmlinux, forced attach methods, and
 one-line errors when none of them works."""
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
-from conftest import BIN, json_lines, run, tool_path
+from conftest import BIN, ROOT, Tool, json_lines, run, tool_path
 
 TP_TOOLS = ["execsnoop", "opensnoop", "runqlat", "syscount"]
 
@@ -144,3 +146,59 @@ def test_execsnoop_traces_with_btf_file_and_no_kernel_btf(kernel_btf, tmp_path):
     execs = [r for r in json_lines(out.decode())
              if r.get("argv") == ["/bin/true", "btf-file-marker"]]
     assert len(execs) == 1, out
+
+
+# write(2)'s number, to see from /proc/PID/syscall that a tool is blocked
+# writing its output.
+WRITE_NR = {"x86_64": 1, "aarch64": 64}[os.uname().machine]
+
+
+def blocked_writing(pid, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/syscall") as f:
+            if f.read().split()[0] == str(WRITE_NR):
+                return True
+        time.sleep(0.005)
+    return False
+
+
+def test_sigint_while_blocked_writing_loses_nothing(tmp_path):
+    """SIGINT that arrives while a tool is blocked writing to a full pipe
+    (a reader slower than the events) must not cost output: stdio drops
+    its whole buffer when write(2) fails with EINTR, which once cut a
+    JSON line in two under load. The reader here reads nothing until the
+    tool is blocked in write, then sends SIGINT and reads everything."""
+    storm = tmp_path / "storm"
+    subprocess.run(["cc", "-O2", "-o", str(storm), str(ROOT / "tests/e2e/progs/storm.c")],
+                   check=True)
+    path = tmp_path / "sigint-write-marker"
+    path.write_text("x")
+    opens = 2000   # about 300 KB of JSON: far more than a 64 KiB pipe holds
+    with Tool("opensnoop", "-j", "-n", "storm", "--buffer-kb", 65536) as tool:
+        subprocess.run([str(storm), "open", str(opens), str(path)], check=True,
+                       stdout=subprocess.DEVNULL)
+        assert blocked_writing(tool.proc.pid), "opensnoop never blocked writing"
+        out, err, rc = tool.stop()
+    assert rc == 0, err
+    records = json_lines(out)   # every line whole
+    assert sum(r.get("path") == str(path) for r in records) == opens
+    assert records[-1]["type"] == "loss" and records[-1]["events_lost"] == 0, records[-1]
+
+
+def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
+    """Writes go on after the first SIGINT (above); a reader that never
+    reads again must not hold the tool: the second SIGINT ends it."""
+    storm = tmp_path / "storm"
+    subprocess.run(["cc", "-O2", "-o", str(storm), str(ROOT / "tests/e2e/progs/storm.c")],
+                   check=True)
+    path = tmp_path / "stuck-reader-marker"
+    path.write_text("x")
+    with Tool("opensnoop", "-j", "-n", "storm", "--buffer-kb", 65536) as tool:
+        subprocess.run([str(storm), "open", "2000", str(path)], check=True,
+                       stdout=subprocess.DEVNULL)
+        assert blocked_writing(tool.proc.pid), "opensnoop never blocked writing"
+        tool.proc.send_signal(signal.SIGINT)
+        assert blocked_writing(tool.proc.pid)
+        tool.proc.send_signal(signal.SIGINT)
+        assert tool.proc.wait(timeout=30) == -signal.SIGINT
