@@ -71,7 +71,8 @@ static const struct argp_option options[] = {
 	  "Print the full path of relative opens (cwd or dirfd resolved in BPF)", 0 },
 	{ "flag-filter", 'f', "FLAG", 0,
 	  "Only opens with any of these flags (O_WRONLY, O_CREAT, ...); repeatable", 0 },
-	{ "path", 'P', "SUBSTR", 0, "Only opens whose path contains SUBSTR", 0 },
+	{ "path", 'P', "SUBSTR", 0,
+	  "Only opens whose path (with -F: full path) contains SUBSTR", 0 },
 	{ 0 },
 };
 
@@ -95,6 +96,7 @@ static const char doc[] =
 "(JSON: \"path_prefix_missing\": true). A dirfd that is not open leaves\n"
 "the path as passed. Symbolic links and \"..\" in the caller's part are\n"
 "not resolved: it is the directory, not the file opened, that is walked.\n"
+"A directory deleted while in use is shown by the path it had.\n"
 "\n"
 "-f FLAG: opens whose flags have any of the FLAGs' bits, as bcc's -f.\n"
 "O_RDONLY has no bit (it is 0): here it matches opens whose access mode\n"

@@ -424,10 +424,12 @@ def test_full_path_stops_at_the_callers_root(tmp_path):
     (root / "in" / "side").mkdir(parents=True)
     steps = [["chroot", str(root)], ["chdir", "/in/side"],
              ["open", "openat", None, "MARK", CREATE & ~os.O_EXCL, 1],
-             ["open", "openat", "/in", "MARK-at", CREATE & ~os.O_EXCL, 1]]
+             ["open", "openat", "/in", "MARK-at", CREATE & ~os.O_EXCL, 1],
+             ["chdir", "/"], ["open", "openat", None, "MARK-top", CREATE & ~os.O_EXCL, 1]]
     m, pid, fds, out = full_path_run(steps, "-j")
     assert [r["path"] for r in opens(json_lines(out))] == [
-        f"/in/side/{m}", f"/in/{m}-at"]
+        f"/in/side/{m}", f"/in/{m}-at", f"/{m}-top"]
+    assert (root / f"{m}-top").exists()
 
 
 def test_full_path_marks_a_walk_cut_at_its_depth(tmp_path):
