@@ -99,16 +99,25 @@ static __always_inline bool flags_wanted(u64 flags)
 	       (flags_rdonly && (flags & 3) == 0 /* O_ACCMODE, O_RDONLY */);
 }
 
-/* Read the caller's path into e->path: bytes with the NUL, as
- * bpf_probe_read_user_str, or <= 0; marks a path longer than the buffer. */
-static __always_inline long read_path(struct open_event *e, const char *path)
+/* n bytes of path were read into a buffer of OPEN_PATH_MAX: mark it cut
+ * when there is a byte past the buffer. */
+static __always_inline void mark_long(struct open_event *e, const char *path,
+				      long n)
 {
-	long n = bpf_probe_read_user_str(e->path, OPEN_PATH_MAX, path);
 	char c;
 
 	if (n == OPEN_PATH_MAX &&
 	    !bpf_probe_read_user(&c, 1, path + OPEN_PATH_MAX - 1) && c)
-		e->ev_flags |= OPEN_F_TRUNCATED;  /* a byte past the buffer */
+		e->ev_flags |= OPEN_F_TRUNCATED;
+}
+
+/* Read the caller's path into e->path: bytes with the NUL, as
+ * bpf_probe_read_user_str, or <= 0. */
+static __always_inline long read_path(struct open_event *e, const char *path)
+{
+	long n = bpf_probe_read_user_str(e->path, OPEN_PATH_MAX, path);
+
+	mark_long(e, path, n);
 	return n;
 }
 
@@ -139,9 +148,7 @@ static __always_inline long read_full_path(struct scratch *s, const char *path,
 		return n;
 	if (cut)
 		e->ev_flags |= OPEN_F_PREFIX_CUT;
-	if (n == OPEN_PATH_MAX &&
-	    !bpf_probe_read_user(&c, 1, path + OPEN_PATH_MAX - 1) && c)
-		e->ev_flags |= OPEN_F_TRUNCATED;
+	mark_long(e, path, n);
 	n += dir_len + 1;
 	if (n > OPEN_PATH_MAX) {  /* cut at PATH_MAX like any path */
 		n = OPEN_PATH_MAX;

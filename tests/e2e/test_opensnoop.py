@@ -458,6 +458,24 @@ def test_full_path_marks_a_walk_cut_at_its_length(tmp_path):
     assert (r["path_prefix_missing"], r["path_truncated"]) == (True, False)
 
 
+def test_full_path_cut_at_path_max(tmp_path):
+    """A relative name that fits PATH_MAX but not after its directory:
+    the full path is cut at 4095 bytes and marked, as any long path."""
+    rel = "MARK/" + "x/" * 2030  # 4080 bytes with the marker: the kernel takes it
+    steps = [["chdir", str(tmp_path)],
+             ["open", "openat", None, rel, RDONLY, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    [r] = opens(json_lines(out))
+    assert fds == [-2]
+    full = f"{tmp_path}/{rel.replace('MARK', m)}"
+    assert len(full) > 4095
+    assert r["path"] == full[:4095]
+    assert (r["path_truncated"], r["path_prefix_missing"]) == (True, False)
+    m, pid, fds, out = full_path_run(steps)
+    full = f"{tmp_path}/{rel.replace('MARK', m)}"
+    assert out.splitlines()[1] == f"{pid:<6} {'python3':<16} {-1:3} {2:3} {full[:4095]}..."
+
+
 def test_failed_only(existing, tmp_path):
     missing = str(tmp_path / marker())
     with Tool("opensnoop", "-j", "-x") as t:
