@@ -251,15 +251,19 @@ APPEND = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
 ])
 def test_flag_filter(filters, wanted, tmp_path):
     """-f FLAG (repeatable): opens whose flags have any of the bits; the
-    same file opened four ways, each by its own process."""
+    same file opened four ways, each by its own process, with each
+    syscall (openat2's flags are read from its struct open_how)."""
     m = marker()
     path = str(tmp_path / m)
     open(path, "w").close()
     how = {"rdonly": RDONLY, "wr_create": WR_CREATE, "rdwr": RDWR,
            "append": APPEND}
+    kind = {"rdonly": "openat2", "wr_create": "openat", "rdwr": KINDS[0],
+            "append": "openat2"}
     args = [a for f in filters for a in ("-f", f)]
     with Tool("opensnoop", "-j", *args, "-P", m) as t:
-        pids = {name: open_in_child(path, flags).pid for name, flags in how.items()}
+        pids = {name: open_in_child(path, flags, kind[name]).pid
+                for name, flags in how.items()}
         out, err, rc = t.stop()
     assert rc == 0, err
     recs = opens(json_lines(out))
