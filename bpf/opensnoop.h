@@ -10,6 +10,8 @@
 
 #define OPEN_F_TRUNCATED 1    /* the path did not fit in OPEN_PATH_MAX */
 #define OPEN_F_PATH_FAULT 2   /* the path could not be read */
+#define OPEN_F_PREFIX_CUT 4   /* -F: the directory walk stopped on its
+			       * bound: the path's beginning is missing */
 
 enum open_syscall { OPEN_SYS_OPEN, OPEN_SYS_OPENAT, OPEN_SYS_OPENAT2 };
 

@@ -150,7 +150,8 @@ def test_text_columns(existing, tmp_path):
 
 
 def test_extended_uid_and_time_columns(existing):
-    with Tool("opensnoop", "-T", "-t", "-U", "-e", "-P", existing) as t:
+    """-T is bcc's TIME(s); the wall clock is --time."""
+    with Tool("opensnoop", "--time", "-T", "-U", "-e", "-P", existing) as t:
         ok = open_in_child(existing, CREATE & ~os.O_EXCL)
         out, err, rc = t.stop()
     assert rc == 0, err
@@ -164,6 +165,319 @@ def test_extended_uid_and_time_columns(existing):
     assert f[2:] == ["0", str(ok.pid), "python3", str(ok.fd), "0",
                      "%08o" % (CREATE & ~os.O_EXCL), existing]
     assert f[7] == "02000101"
+
+
+@pytest.mark.parametrize("opt", ["-T", "--timestamp"])
+def test_seconds_since_start_column(opt, existing):
+    """bcc's -T: seconds since the tool started, first; no wall clock."""
+    with Tool("opensnoop", opt, "-P", existing) as t:
+        ok = open_in_child(existing)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    header, line = out.splitlines()
+    assert header == "TIME(s)  PID    COMM              FD ERR PATH"
+    secs, rest = line[:9], line[9:]
+    assert re.fullmatch(r"\d+\.\d{3} *", secs) and 0 < float(secs) < 60
+    assert rest == f"{ok.pid:<6} {'python3':<16} {ok.fd:3} {0:3} {existing}"
+
+
+# Two threads open argv[1] in turn, the second thread first; the second's
+# id is printed before the opens, which wait for a line on stdin.
+TWO_THREADS = r"""
+import os, sys, threading
+go, done = threading.Event(), threading.Event()
+def second():
+    print(threading.get_native_id(), flush=True)
+    go.wait()
+    os.close(os.open(sys.argv[1], os.O_RDONLY))
+    done.set()
+t = threading.Thread(target=second)
+t.start()
+sys.stdin.readline()
+go.set()
+done.wait()
+os.close(os.open(sys.argv[1], os.O_RDONLY))
+t.join()
+print(threading.get_native_id(), os.getpid(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("opt", ["-t", "--tid"])
+def test_tid_filter_only_that_thread(opt, existing):
+    """bcc's -t TID: of one process's two threads opening the same file,
+    only the named one is reported; in text the first column is TID."""
+    child = subprocess.Popen([PYTHON, "-c", TWO_THREADS, existing],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tid = int(child.stdout.readline())
+    with Tool("opensnoop", opt, tid, "-P", existing) as t:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        main_tid, pid = map(int, child.stdout.readline().split())
+        assert child.wait() == 0
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    assert main_tid == pid and tid != pid
+    header, *lines = out.splitlines()
+    assert header == "TID    COMM              FD ERR PATH"
+    assert [l.split() for l in lines] == [[str(tid), "python3", "3", "0", existing]]
+
+
+def test_tid_filter_json(existing):
+    child = subprocess.Popen([PYTHON, "-c", TWO_THREADS, existing],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tid = int(child.stdout.readline())
+    with Tool("opensnoop", "-j", "-t", tid) as t:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        _, pid = map(int, child.stdout.readline().split())
+        assert child.wait() == 0
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = opens(json_lines(out))
+    assert [(r["pid"], r["tid"], r["path"]) for r in recs] == [(pid, tid, existing)]
+
+
+WR_CREATE = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+RDWR = os.O_RDWR | os.O_CLOEXEC
+APPEND = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+
+
+@pytest.mark.parametrize("filters,wanted", [
+    (["O_WRONLY", "O_CREAT"], ["wr_create", "append"]),  # bcc's example
+    (["O_RDWR"], ["rdwr"]),
+    (["O_CREAT"], ["wr_create"]),
+    (["O_RDONLY"], ["rdonly"]),          # the read-only access mode
+    (["O_RDONLY", "O_APPEND"], ["rdonly", "append"]),
+])
+def test_flag_filter(filters, wanted, tmp_path):
+    """-f FLAG (repeatable): opens whose flags have any of the bits; the
+    same file opened four ways, each by its own process, with each
+    syscall (openat2's flags are read from its struct open_how)."""
+    m = marker()
+    path = str(tmp_path / m)
+    open(path, "w").close()
+    how = {"rdonly": RDONLY, "wr_create": WR_CREATE, "rdwr": RDWR,
+           "append": APPEND}
+    kind = {"rdonly": "openat2", "wr_create": "openat", "rdwr": KINDS[0],
+            "append": "openat2"}
+    args = [a for f in filters for a in ("-f", f)]
+    with Tool("opensnoop", "-j", *args, "-P", m) as t:
+        pids = {name: open_in_child(path, flags, kind[name]).pid
+                for name, flags in how.items()}
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = opens(json_lines(out))
+    assert [(r["pid"], r["flags"]) for r in recs] == [
+        (pids[name], how[name]) for name in how if name in wanted]
+
+
+def test_flag_filter_in_bpf_for_every_process(existing):
+    """The filter is applied in BPF to every open of the system: with
+    O_RDONLY not one record of a writing open comes through."""
+    with Tool("opensnoop", "-j", "-f", "O_RDONLY") as t:
+        reader = open_in_child(existing, RDONLY)
+        open_in_child(existing, APPEND)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = opens(json_lines(out))
+    assert [r["pid"] for r in opens(recs, existing)] == [reader.pid]
+    assert all(r["flags"] & os.O_ACCMODE == os.O_RDONLY for r in recs)
+
+
+# -F workload: runs in a mount namespace of its own (unshare -m), so the
+# mounts it makes go away with it. argv[1]: JSON list of steps:
+#   ["tmpfs", dir] ["bind", src, dst] ["mkdir", dir] ["chdir", dir]
+#   ["nest", name, n]: mkdir name and chdir into it, n times
+#   ["chroot", dir]
+#   ["open", kind, dir, name, flags, n]: open name n times with kind
+#     (open, openat, openat2) relative to dir: a path opened as a dirfd,
+#     an int (an fd as is), or null (AT_FDCWD)
+# Prints its pid, then one JSON list of every fd returned (-errno if not).
+AT_CHILD = r"""
+import ctypes, json, os, platform, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": {"open": 2, "openat": 257, "openat2": 437},
+      "aarch64": {"openat": 56, "openat2": 437}}[platform.machine()]
+
+def sys_open(kind, dfd, name, flags):
+    mode = 0o600 if flags & os.O_CREAT else 0
+    if kind == "open":
+        fd = libc.syscall(NR["open"], name, flags, mode)
+    elif kind == "openat":
+        fd = libc.syscall(NR["openat"], dfd, name, flags, mode)
+    else:
+        how = (ctypes.c_uint64 * 3)(flags, mode, 0)
+        fd = libc.syscall(NR["openat2"], dfd, name, ctypes.byref(how), 24)
+    return fd if fd >= 0 else -ctypes.get_errno()
+
+fds = []
+for step in json.loads(sys.argv[1]):
+    op, args = step[0], step[1:]
+    if op == "tmpfs":
+        subprocess.run(["mount", "-t", "tmpfs", "tk-opensnoop", args[0]], check=True)
+    elif op == "bind":
+        subprocess.run(["mount", "--bind", args[0], args[1]], check=True)
+    elif op == "mkdir":
+        os.makedirs(args[0])
+    elif op == "chdir":
+        os.chdir(args[0])
+    elif op == "nest":
+        for _ in range(args[1]):
+            os.makedirs(args[0], exist_ok=True)
+            os.chdir(args[0])
+    elif op == "chroot":
+        os.chroot(args[0])
+    elif op == "open":
+        kind, d, name, flags, n = args
+        if d is None:
+            dfd = -100
+        elif isinstance(d, int):
+            dfd = d
+        else:
+            dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(n):
+            fd = sys_open(kind, dfd, os.fsencode(name), flags)
+            fds.append(fd)
+            if fd >= 0:
+                os.close(fd)
+print(os.getpid(), json.dumps(fds), flush=True)
+"""
+
+
+def at_child(steps):
+    """Run the -F workload; its pid and the fds its opens returned."""
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", PYTHON, "-c",
+                        AT_CHILD, json.dumps(steps)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    pid, fds = p.stdout.split(" ", 1)
+    return int(pid), json.loads(fds)
+
+
+def full_path_run(steps, *args):
+    """Trace the workload with -F, keeping only opens of names with the
+    marker (-P, which sees the full path)."""
+    m = marker()
+    steps = [[s[0], *(a.replace("MARK", m) if isinstance(a, str) else a
+                      for a in s[1:])] for s in steps]
+    with Tool("opensnoop", "-F", "-P", m, *args) as t:
+        pid, fds = at_child(steps)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    return m, pid, fds, out
+
+
+def test_full_path_cwd_across_a_mount(tmp_path):
+    """A relative name opened N times from a cwd inside a tmpfs mounted on
+    a directory of the test's: each open is reported with the whole path,
+    walked up through the mount point."""
+    top = tmp_path / "top"
+    top.mkdir()
+    work = f"{top}/mnt/a/b"
+    kinds = KINDS
+    steps = [["mkdir", f"{top}/mnt"], ["tmpfs", f"{top}/mnt"], ["mkdir", work],
+             ["chdir", work]]
+    steps += [["open", k, None, "MARK-rel", CREATE & ~os.O_EXCL, 3] for k in kinds]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    assert all(fd >= 3 for fd in fds) and len(fds) == 3 * len(kinds)
+    recs = opens(json_lines(out))
+    assert [(r["pid"], r["syscall"], r["fd"], r["path"], r["path_prefix_missing"])
+            for r in recs] == [(pid, k, fd, f"{work}/{m}-rel", False)
+                               for k, fd in zip([k for k in kinds for _ in range(3)], fds)]
+
+
+def test_full_path_bind_mount_named_by_its_mount_point(tmp_path):
+    """A bind mount's files are named by where they are mounted, not by
+    where the directory lives: the walk follows the mount, not d_parent
+    alone (which would give .../src/inner)."""
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "inner").mkdir(parents=True)
+    dst.mkdir()
+    steps = [["bind", str(src), str(dst)], ["chdir", f"{dst}/inner"],
+             ["open", "openat", None, "MARK", CREATE & ~os.O_EXCL, 1]]
+    m, pid, fds, out = full_path_run(steps)
+    header, *lines = out.splitlines()
+    assert header == "PID    COMM              FD ERR PATH"
+    assert lines == [f"{pid:<6} {'python3':<16} {fds[0]:3} {0:3} {dst}/inner/{m}"]
+
+
+@pytest.mark.parametrize("kind", ["openat", "openat2"])
+def test_full_path_through_a_dirfd(kind, tmp_path):
+    """openat's dirfd, not the cwd, is what a relative name is relative
+    to; an absolute name is left as it is; a name relative to an fd that
+    is not open is left as passed (and fails EBADF)."""
+    cwd, other = tmp_path / "cwd", tmp_path / "other"
+    cwd.mkdir()
+    (other / "d").mkdir(parents=True)
+    (other / "d" / "f").write_text("x")
+    steps = [["chdir", str(cwd)], ["mkdir", f"{other}/d/MARK"],
+             ["open", kind, f"{other}/d", "MARK/n", CREATE & ~os.O_EXCL, 2],
+             ["open", kind, f"{other}/d", f"{tmp_path}/MARK-abs", CREATE & ~os.O_EXCL, 1],
+             ["open", kind, 1000, "MARK-badfd", RDONLY, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    assert all(fd >= 3 for fd in fds[:3]) and fds[3] == -9
+    recs = opens(json_lines(out))
+    assert [(r["pid"], r["ret"], r["path"]) for r in recs] == [
+        (pid, fds[0], f"{other}/d/{m}/n"), (pid, fds[1], f"{other}/d/{m}/n"),
+        (pid, fds[2], f"{tmp_path}/{m}-abs"), (pid, -9, f"{m}-badfd")]
+    assert not any(r["path_prefix_missing"] for r in recs)
+
+
+def test_full_path_stops_at_the_callers_root(tmp_path):
+    """In a chroot the path is the caller's view, as the kernel's d_path."""
+    root = tmp_path / "root"
+    (root / "in" / "side").mkdir(parents=True)
+    steps = [["chroot", str(root)], ["chdir", "/in/side"],
+             ["open", "openat", None, "MARK", CREATE & ~os.O_EXCL, 1],
+             ["open", "openat", "/in", "MARK-at", CREATE & ~os.O_EXCL, 1],
+             ["chdir", "/"], ["open", "openat", None, "MARK-top", CREATE & ~os.O_EXCL, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    assert [r["path"] for r in opens(json_lines(out))] == [
+        f"/in/side/{m}", f"/in/{m}-at", f"/{m}-top"]
+    assert (root / f"{m}-top").exists()
+
+
+def test_full_path_marks_a_walk_cut_at_its_depth(tmp_path):
+    """70 directories deep: the walk stops after 64 names; the path
+    starts with '...' (JSON: path_prefix_missing)."""
+    steps = [["chdir", str(tmp_path)], ["nest", "a", 70],
+             ["open", "openat", None, "MARK", CREATE & ~os.O_EXCL, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    [r] = opens(json_lines(out))
+    assert r["path"] == "/a" * 64 + f"/{m}"
+    assert (r["path_prefix_missing"], r["path_truncated"]) == (True, False)
+    m, pid, fds, out = full_path_run(steps)
+    assert out.splitlines()[1].endswith(" ..." + "/a" * 64 + f"/{m}")
+
+
+def test_full_path_marks_a_walk_cut_at_its_length(tmp_path):
+    """20 names of 250 bytes (5020 bytes: longer than PATH_MAX): the walk
+    keeps the last 16 that fit in 4095 bytes and marks the cut."""
+    name = "d" * 250
+    steps = [["chdir", str(tmp_path)], ["nest", name, 20],
+             ["open", "openat", None, "MARK", CREATE & ~os.O_EXCL, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    [r] = opens(json_lines(out))
+    assert fds[0] >= 3
+    assert r["path"] == f"/{name}" * 16 + f"/{m}"
+    assert (r["path_prefix_missing"], r["path_truncated"]) == (True, False)
+
+
+def test_full_path_cut_at_path_max(tmp_path):
+    """A relative name that fits PATH_MAX but not after its directory:
+    the full path is cut at 4095 bytes and marked, as any long path."""
+    rel = "MARK/" + "x/" * 2030  # 4080 bytes with the marker: the kernel takes it
+    steps = [["chdir", str(tmp_path)],
+             ["open", "openat", None, rel, RDONLY, 1]]
+    m, pid, fds, out = full_path_run(steps, "-j")
+    [r] = opens(json_lines(out))
+    assert fds == [-2]
+    full = f"{tmp_path}/{rel.replace('MARK', m)}"
+    assert len(full) > 4095
+    assert r["path"] == full[:4095]
+    assert (r["path_truncated"], r["path_prefix_missing"]) == (True, False)
+    m, pid, fds, out = full_path_run(steps)
+    full = f"{tmp_path}/{rel.replace('MARK', m)}"
+    assert out.splitlines()[1] == f"{pid:<6} {'python3':<16} {-1:3} {2:3} {full[:4095]}..."
 
 
 def test_failed_only(existing, tmp_path):
@@ -307,6 +621,14 @@ def test_duration_ends_by_itself():
     (["--bogus"], "--bogus"),
     (["-Z"], "-Z"),
     (["stray"], "stray"),
+    (["-t", "abc"], "-t (--tid) value 'abc'"),
+    (["-t", "0"], "-t (--tid) value '0'"),
+    (["-t"], "-t"),
+    (["--tid", "x"], "--tid value 'x'"),
+    (["-f", "O_BOGUS"], "--flag-filter value 'O_BOGUS': expected an open flag name such as O_WRONLY"),
+    (["-f", "wronly"], "--flag-filter value 'wronly'"),
+    (["-f", "O_WRONLY", "-f", ""], "--flag-filter value ''"),
+    (["-f"], "-f"),
 ])
 def test_usage_errors_exit_2_one_line(args, needle):
     r = run("opensnoop", *args)
@@ -324,8 +646,13 @@ def test_help_states_limits_and_options():
     assert r.returncode == 0
     assert "4095 bytes of path" in r.stdout and "Examples:" in r.stdout
     for opt in ("--failed", "--extended-fields", "--print-uid", "--timestamp",
-                "--path=SUBSTR", "--json", "--duration"):
+                "--path=SUBSTR", "--json", "--duration", "-t TID", "--tid=TID",
+                "-F, --full-path", "-f, --flag-filter=FLAG", "      --time "):
         assert opt in r.stdout, opt
+    # The letters' choice is documented: bcc's -T, the wall clock as --time.
+    assert "-T is bcc's seconds since start" in r.stdout
+    assert "wall-clock column (-T in other tools) is\n--time here" in r.stdout
+    assert "O_RDONLY has no bit" in r.stdout
 
 
 def test_burst_delivered_while_running(tmp_path):
