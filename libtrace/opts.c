@@ -31,7 +31,7 @@ static const struct { int key; int letter; } default_letters[] = {
 
 static struct argp_option common_options[] = {
 	{ "pid", K_PID, "PID", 0,
-	  "Only this process (thread group), or these (1,2,3)", 1 },
+	  "Only this process, or these (1,2,3)", 1 },
 	{ "tid", K_TID, "TID", 0, "Only this thread, or these (1,2,3)", 1 },
 	{ "ppid", K_PPID, "PID", 0,
 	  "Only children of this process (whose parent is PID)", 1 },

@@ -148,12 +148,21 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* bcc's perf buffer is sized in pages per CPU; tracekit's buffer in KiB
+ * (one ring for all CPUs where the kernel has it). */
+static const struct tk_bcc_missing bcc_missing[] = {
+	{ "-b", "use --buffer-kb KB (the event buffer in KiB, not pages)" },
+	{ "--buffer-pages", "use --buffer-kb KB (the event buffer in KiB, not pages)" },
+	{ 0 },
+};
+
 static const struct tk_tool tool = {
 	.name = "opensnoop",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "T",
+	.bcc_missing = bcc_missing,
 };
 
 static const char *const syscall_names[] = { "open", "openat", "openat2" };

@@ -629,6 +629,12 @@ def test_duration_ends_by_itself():
     (["-f", "wronly"], "--flag-filter value 'wronly'"),
     (["-f", "O_WRONLY", "-f", ""], "--flag-filter value ''"),
     (["-f"], "-f"),
+    # bcc's options that tracekit has not say what to use instead.
+    (["-b", "64"], "bcc's option '-b' is not in tracekit: use --buffer-kb KB"),
+    (["--buffer-pages=64"], "bcc's option '--buffer-pages' is not in tracekit: use --buffer-kb KB"),
+    (["--cgroupmap", "/sys/fs/bpf/m"], "bcc's option '--cgroupmap' is not in tracekit: filter by cgroup directory with --cgroup PATH"),
+    (["--mntnsmap", "/sys/fs/bpf/m"], "bcc's option '--mntnsmap' is not in tracekit"),
+    (["--ebpf"], "bcc's option '--ebpf' is not in tracekit"),
 ])
 def test_usage_errors_exit_2_one_line(args, needle):
     r = run("opensnoop", *args)
