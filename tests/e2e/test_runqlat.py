@@ -30,7 +30,7 @@ from datetime import datetime
 
 import pytest
 
-from conftest import EMULATED_CPU, Tool, agent_switches, json_lines, loss_record, run
+from conftest import EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines, loss_record, run
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -324,15 +324,6 @@ def test_uid_filter():
     assert rc == 0, err
     (h,) = histograms(out)
     assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
-
-
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, path, fstype = line.split()[:3]
-            if fstype == "cgroup2":
-                return path
-    pytest.fail("no cgroup v2 mount")
 
 
 def test_cgroup_filter():
