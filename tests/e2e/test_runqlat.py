@@ -265,12 +265,21 @@ def test_json_all_tasks_counts_switches():
     assert "pid" not in hists[0] and "tid" not in hists[0]
 
 
+def delayed_buckets(bucket):
+    """The JSON buckets of the one delayed wakeup: as delayed_hists, the
+    next bucket too under TCG (seen in a 5.10 guest: 32768..65535 us)."""
+    buckets = [[{"low": 1 << bucket, "high": (2 << bucket) - 1, "count": 1}]]
+    if EMULATED_CPU:
+        buckets.append([{"low": 2 << bucket, "high": (4 << bucket) - 1, "count": 1}])
+    return buckets
+
+
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
 def test_latency_lands_in_its_bucket(method):
     out, _, _, _ = trace(["-j", "-p", "WL"], "delayed", env={"TRACEKIT_ATTACH": method})
     (h,) = histograms(out)
-    assert h["buckets"] == [{"low": 16384, "high": 32767, "count": 1}]
-    assert 16384 <= h["p50"] <= 32768
+    assert h["buckets"] in delayed_buckets(US_BUCKET), h
+    assert h["buckets"][0]["low"] <= h["p50"] <= h["buckets"][0]["high"] + 1
 
 
 def test_text_histogram_is_bccs():
@@ -284,7 +293,7 @@ def test_milliseconds():
     out, _, _, _ = trace(["-m", "-j", "-p", "WL"], "delayed")
     (h,) = histograms(out)
     assert h["unit"] == "msecs"
-    assert h["buckets"] == [{"low": 16, "high": 31, "count": 1}]
+    assert h["buckets"] in delayed_buckets(MS_BUCKET), h
 
 
 def test_per_process_json_keyed_by_pid():
