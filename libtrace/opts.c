@@ -154,6 +154,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		tk_filter_set_ids('t', "--tid", arg);
 		break;
 	case K_PPID:
+		/* A path: someone used to -c as the cgroup letter (syscount's
+		 * -c is bcc's --ppid). */
+		if (*arg == '/')
+			tk_usage_error("invalid --ppid value '%s': expected a process ID (the cgroup filter is --cgroup PATH)",
+				       arg);
 		tk_opts.filter.ppid = tk_arg_long("--ppid", arg, 1, INT_MAX);
 		break;
 	case K_UID:

@@ -463,6 +463,7 @@ def test_list(helper):
     (["--syscall"], ["'--syscall'", "needs a value"]),
     (["-c", "x"], ["--ppid", "'x'"]),
     (["-c", "0"], ["--ppid", "'0'"]),
+    (["-c", "/sys/fs/cgroup"], ["--ppid", "'/sys/fs/cgroup'", "--cgroup PATH"]),
     (["-t", "x"], ["--tid", "'x'"]),
     (["-t"], ["'-t'", "needs a value"]),
 ])
