@@ -66,6 +66,10 @@ static __always_inline struct exec_event *new_event(int ret)
 		return 0;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	/* Read now: by the time userspace sees the event the parent may
+	 * have exec'd or exited itself. */
+	BPF_CORE_READ_STR_INTO(&e->pcomm, task, real_parent, comm);
+	e->cpu = bpf_get_smp_processor_id();
 	e->uid = (u32)bpf_get_current_uid_gid();
 	e->ret = ret;
 	e->flags = 0;

@@ -19,9 +19,11 @@ struct exec_event {
 	int uid;
 	int ret;            /* 0, or -errno of a failed exec */
 	int argc;           /* arguments the exec had */
+	int cpu;            /* the CPU the exec returned on (-C) */
 	unsigned int flags; /* EXEC_F_* */
 	unsigned int args_size;
 	char comm[TK_TASK_COMM_LEN];
+	char pcomm[TK_TASK_COMM_LEN];  /* the parent's, at exec time (-M) */
 	char args[EXEC_ARGS_BYTES];  /* args_size bytes used */
 };
 

@@ -26,6 +26,7 @@
 
 const volatile bool per_process = false;  /* -P: a histogram per tgid */
 const volatile bool per_thread = false;   /* -L: a histogram per tid */
+const volatile bool per_pidns = false;    /* --pidnss: per PID namespace */
 const volatile bool millis = false;       /* -m */
 const volatile bool task_storage = false; /* tp_btf, on a kernel with it */
 
@@ -61,8 +62,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, RUNQLAT_MAX_KEYS);  /* 1 unless -P or -L */
-	__type(key, u32);    /* tgid (-P) or tid (-L) */
+	__uint(max_entries, RUNQLAT_MAX_KEYS);  /* 1 unless -P, -L, --pidnss */
+	__type(key, u32);    /* tgid (-P), tid (-L) or PID namespace inode */
 	__type(value, struct runqlat_hist);
 } hists SEC(".maps");
 
@@ -154,6 +155,27 @@ static __always_inline int on_wakeup(bool btf, struct task_struct *p, bool new_t
 	return 0;
 }
 
+/* The inode number of the task's own PID namespace (the one its pid is
+ * allocated in, task_active_pid_ns): thread_pid->numbers[level].ns. */
+static __always_inline u32 pidns_of(struct task_struct *t)
+{
+	struct pid *pid = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+
+	bpf_core_read(&up, sizeof(up), &pid->numbers[level]);
+	return BPF_CORE_READ(up.ns, ns.inum);
+}
+
+static __always_inline u32 hist_key(struct task_struct *next, u32 tid)
+{
+	if (per_process)
+		return BPF_CORE_READ(next, tgid);
+	if (per_thread)
+		return tid;
+	return pidns_of(next);
+}
+
 static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 {
 	struct runqlat_slots *all;
@@ -164,7 +186,7 @@ static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 	delta /= millis ? 1000000 : 1000;
 	slot = tk_log2_slot(delta);
 	tk_bound(slot, RUNQLAT_SLOTS - 1);
-	if (!per_process && !per_thread) {
+	if (!per_process && !per_thread && !per_pidns) {
 		all = bpf_map_lookup_elem(&hist_all, &key);
 		if (all) {  /* per-CPU: no atomics needed */
 			all->slots[slot]++;
@@ -172,11 +194,11 @@ static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 		}
 		return;
 	}
-	key = per_process ? BPF_CORE_READ(next, tgid) : tid;
+	key = hist_key(next, tid);
 	h = tk_lookup_or_init(&hists, &key, &zero_hist);
 	if (!h)
 		return;
-	if (!h->comm[0]) {
+	if (!per_pidns && !h->comm[0]) {
 		if (per_process)
 			BPF_CORE_READ_STR_INTO(&h->comm, next, group_leader, comm);
 		else

@@ -23,6 +23,10 @@ const volatile bool by_process = false;
 const volatile bool latency = false;
 const volatile bool failures_only = false;
 const volatile int filter_errno = 0;   /* positive errno, 0: any */
+/* --syscall: only the numbers whose bit is set (slots below
+ * SYSCOUNT_NONE); a bitmap in rodata, no map lookup per syscall. */
+const volatile bool filter_syscalls = false;
+const volatile unsigned long long syscall_set[SYSCOUNT_SLOTS / 64] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -73,6 +77,18 @@ static __always_inline u32 slot(u64 nr)
 	return nr == (u64)-1 ? SYSCOUNT_NONE : SYSCOUNT_OTHER;
 }
 
+static __always_inline bool syscall_wanted(u64 nr)
+{
+	u32 s;
+
+	if (!filter_syscalls)
+		return true;
+	s = slot(nr);
+	if (s >= SYSCOUNT_NONE)
+		return false;
+	return syscall_set[s / 64] & (1ULL << (s % 64));
+}
+
 /* The default run: by syscall, everything, no rodata. */
 static __always_inline void count_nr(u64 nr, long ret)
 {
@@ -116,6 +132,8 @@ static __always_inline void account(u64 nr, long ret, u64 ns)
 	if (failures_only && !err)
 		return;
 	if (filter_errno && ret != -filter_errno)
+		return;
+	if (!syscall_wanted(nr))
 		return;
 	if (by_process) {
 		struct syscount_proc_val *pv, init = {};
@@ -168,7 +186,7 @@ int BPF_PROG(sys_enter_tp_btf, struct pt_regs *regs, long id)
 {
 	u64 *ts;
 
-	if (!tk_task_wanted())
+	if (!syscall_wanted(id) || !tk_task_wanted())
 		return 0;
 	ts = bpf_task_storage_get(&start_task, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -199,12 +217,12 @@ int BPF_PROG(sys_exit_tp_btf, struct pt_regs *regs, long ret)
 }
 
 /* raw_tp and classic tracepoints: start times in a hash keyed by tid. */
-static __always_inline int enter_tid(void)
+static __always_inline int enter_tid(long id)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	u64 ts;
 
-	if (!tk_task_wanted())
+	if (!syscall_wanted(id) || !tk_task_wanted())
 		return 0;
 	ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&start_tid, &tid, &ts, BPF_ANY))
@@ -215,7 +233,7 @@ static __always_inline int enter_tid(void)
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter_raw_tp, struct pt_regs *regs, long id)
 {
-	return enter_tid();
+	return enter_tid(id);
 }
 
 SEC("raw_tp/sys_exit")
@@ -237,7 +255,7 @@ int BPF_PROG(sys_exit_raw_tp, struct pt_regs *regs, long ret)
 SEC("tracepoint/raw_syscalls/sys_enter")
 int sys_enter_tp(struct trace_event_raw_sys_enter *ctx)
 {
-	return enter_tid();
+	return enter_tid(ctx->id);
 }
 
 SEC("tracepoint/raw_syscalls/sys_exit")

@@ -67,6 +67,10 @@ static const struct tk_bcc_missing common_missing[] = {
 static const struct tk_tool *the_tool;
 static int positional;
 
+/* The tool's letters for common options (tk_tool.letters), with the
+ * internal key each one stands for. */
+static struct { int letter; int key; } tool_letters[8];
+
 void tk_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -133,6 +137,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	size_t i;
 
 	/* A letter the tool left to us arrives as the letter itself. */
+	for (i = 0; i < sizeof(tool_letters) / sizeof(tool_letters[0]); i++)
+		if (tool_letters[i].letter && key == tool_letters[i].letter) {
+			key = tool_letters[i].key;
+			break;
+		}
 	for (i = 0; i < sizeof(default_letters) / sizeof(default_letters[0]); i++)
 		if (key == default_letters[i].letter)
 			key = default_letters[i].key;
@@ -145,6 +154,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		tk_filter_set_ids('t', "--tid", arg);
 		break;
 	case K_PPID:
+		/* A path: someone used to -c as the cgroup letter (syscount's
+		 * -c is bcc's --ppid). */
+		if (*arg == '/')
+			tk_usage_error("invalid --ppid value '%s': expected a process ID (the cgroup filter is --cgroup PATH)",
+				       arg);
 		tk_opts.filter.ppid = tk_arg_long("--ppid", arg, 1, INT_MAX);
 		break;
 	case K_UID:
@@ -323,6 +337,27 @@ static void precheck(const struct argp_option *tool_opts,
 	free(lo);
 }
 
+/* The tool's own letters for common options: the option's key becomes
+ * the letter, and tool_letters maps it back. */
+static void give_tool_letters(const struct tk_tool *tool)
+{
+	const struct tk_letter *l;
+	size_t i, n = 0;
+
+	for (l = tool->letters; l && l->letter; l++) {
+		for (i = 0; common_options[i].name || common_options[i].key; i++) {
+			if (!common_options[i].name ||
+			    strcmp(common_options[i].name, l->option))
+				continue;
+			if (n == sizeof(tool_letters) / sizeof(tool_letters[0]))
+				abort();  /* a tool's table, not user input */
+			tool_letters[n].letter = l->letter;
+			tool_letters[n++].key = common_options[i].key;
+			common_options[i].key = l->letter;
+		}
+	}
+}
+
 void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 {
 	size_t i, j;
@@ -354,6 +389,7 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 				common_options[i].key = letter;
 		}
 	}
+	give_tool_letters(tool);
 	common_argp.options = common_options;
 	common_argp.parser = parse_common;
 	children[0].argp = &common_argp;

@@ -33,6 +33,13 @@ struct tk_bcc_missing {
 	const char *instead;       /* "use --buffer-kb KB (the size in KiB)" */
 };
 
+/* A short letter the tool gives to a common option that has none by
+ * default (execsnoop's -P is --ppid, as in bcc). */
+struct tk_letter {
+	int letter;
+	const char *option;        /* the common option's long name: "ppid" */
+};
+
 /* The tool's description of itself for the parser. */
 struct tk_tool {
 	const char *name;
@@ -51,6 +58,9 @@ struct tk_tool {
 	const struct tk_bcc_missing *bcc_missing;  /* the tool's own, ended
 				    * by { 0 }; those of every tool are in
 				    * opts.c */
+	const struct tk_letter *letters;  /* ended by { 0 }; a letter taken
+				    * from a default (syscount's -c) must be
+				    * in own_letters too */
 };
 
 /* Parse argv; exit 2 with one line on any usage error, 0 after --help. */

@@ -13,23 +13,36 @@
 static struct {
 	bool failed_only;
 	bool print_uid;
+	bool print_pcomm;
+	bool print_cpu;
+	bool quote;
 	bool timestamp;
 	const char *line;    /* only execs whose argv contains this */
 	char comm[TK_TASK_COMM_LEN];  /* -n: matched against the new comm */
 	long max_args;
 } env = { .max_args = DEFAULT_MAX_ARGS };
 
-enum { K_MAX_ARGS = 0x2000 };
+enum { K_MAX_ARGS = 0x2000, K_FAILED_ONLY };
 
 static const struct argp_option options[] = {
-	{ "fails", 'x', 0, 0, "Only failed execs", 0 },
+	{ "fails", 'x', 0, 0,
+	  "Include failed execs (bcc's flag: they are shown by default here)", 0 },
+	{ "failed-only", K_FAILED_ONLY, 0, 0, "Only failed execs", 0 },
+	{ "quote", 'q', 0, 0,
+	  "Put \"quotemarks\" around each argument (\" inside one as \\\")", 0 },
 	{ "print-uid", 'U', 0, 0, "Print a UID column", 0 },
+	{ "print-pcomm", 'M', 0, 0,
+	  "Print the parent's command (PCOMM; the first column is then COMM)", 0 },
+	{ "print-cpu", 'C', 0, 0, "Print the CPU the exec returned on", 0 },
 	{ "timestamp", 't', 0, 0, "Print seconds since start (TIME(s))", 0 },
 	{ "line", 'l', "STR", 0, "Only execs whose arguments contain STR", 0 },
 	{ "max-args", K_MAX_ARGS, "N", 0,
 	  "Print at most N arguments (default 20, at most 1000)", 0 },
 	{ 0 },
 };
+
+/* bcc's -P is the common --ppid. */
+static const struct tk_letter letters[] = { { 'P', "ppid" }, { 0 } };
 
 static const char doc[] =
 "Trace exec() syscalls, successful and failed.\n"
@@ -38,11 +51,16 @@ static const char doc[] =
 "together); a failed exec's arguments are read from the caller, at most\n"
 "64 arguments of at most 1023 bytes each. Arguments past --max-args or\n"
 "past a limit are marked with \"...\" (JSON: \"args_truncated\": true).\n"
+"-n matches the comm of the program exec'd (a substring; bcc: a Python\n"
+"regex over the same comm). JSON records always carry ppid, pcomm and cpu.\n"
 "\n"
 "Examples:\n"
 "  execsnoop              # trace all execs\n"
-"  execsnoop -x           # only failed execs\n"
+"  execsnoop --failed-only  # only failed execs\n"
 "  execsnoop -T -U        # with time and UID columns\n"
+"  execsnoop -M -C        # with parent command and CPU columns\n"
+"  execsnoop -P 181       # only children of process 181\n"
+"  execsnoop -q           # \"quote\" \"each\" \"argument\"\n"
 "  execsnoop -n sh        # only programs whose name contains \"sh\"\n"
 "  execsnoop -l --verbose # only execs with \"--verbose\" among the args\n"
 "  execsnoop -u 1000      # only UID 1000\n"
@@ -53,8 +71,12 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 {
 	(void)state;
 	switch (key) {
-	case 'x': env.failed_only = true; break;
+	case 'x': break;  /* bcc's "include failed execs": the default */
+	case K_FAILED_ONLY: env.failed_only = true; break;
+	case 'q': env.quote = true; break;
 	case 'U': env.print_uid = true; break;
+	case 'M': env.print_pcomm = true; break;
+	case 'C': env.print_cpu = true; break;
 	case 't': env.timestamp = true; break;
 	case 'l':
 		if (!*arg)
@@ -75,6 +97,7 @@ static const struct tk_tool tool = {
 	.doc = doc,
 	.options = options,
 	.parser = parse,
+	.letters = letters,
 };
 
 /* True when one of the NUL-separated arguments contains env.line. */
@@ -110,6 +133,8 @@ static void print_json(const struct exec_event *e)
 	tk_json_int(&j, "ppid", e->ppid);
 	tk_json_int(&j, "uid", e->uid);
 	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
+	tk_json_strn(&j, "pcomm", e->pcomm, strnlen(e->pcomm, sizeof(e->pcomm)));
+	tk_json_int(&j, "cpu", e->cpu);
 	tk_json_int(&j, "ret", e->ret);
 	if (e->ret < 0 && tk_errno_name(e->ret))
 		tk_json_str(&j, "error", tk_errno_name(e->ret));
@@ -129,6 +154,23 @@ static void print_json(const struct exec_event *e)
 	tk_json_end(&j);
 }
 
+/* -q as bcc prints it: "arg", a quote inside as \" (and nothing else
+ * escaped by bcc; control bytes get tracekit's \xNN as without -q). */
+static void print_quoted(const char *p, size_t n)
+{
+	const char *q;
+
+	putchar('"');
+	while ((q = memchr(p, '"', n))) {
+		tk_print_safe(stdout, p, q - p);
+		fputs("\\\"", stdout);
+		n -= q - p + 1;
+		p = q + 1;
+	}
+	tk_print_safe(stdout, p, n);
+	putchar('"');
+}
+
 static void print_text(const struct exec_event *e)
 {
 	const char *p = e->args, *end = e->args + e->args_size;
@@ -142,13 +184,25 @@ static void print_text(const struct exec_event *e)
 	if (env.print_uid)
 		printf("%-6d ", e->uid);
 	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 16);
-	printf(" %-6d %-6d %3d ", e->pid, e->ppid, e->ret);
+	printf(" %-6d ", e->pid);
+	if (env.print_pcomm) {
+		tk_print_safe_padded(stdout, e->pcomm,
+				     strnlen(e->pcomm, sizeof(e->pcomm)), 16);
+		putchar(' ');
+	}
+	printf("%-6d ", e->ppid);
+	if (env.print_cpu)
+		printf("%-4d ", e->cpu);
+	printf("%3d ", e->ret);
 	while (p < end && shown < env.max_args) {
 		size_t n = strnlen(p, end - p);
 
 		if (shown)
 			putchar(' ');
-		tk_print_safe(stdout, p, n);
+		if (env.quote)
+			print_quoted(p, n);
+		else
+			tk_print_safe(stdout, p, n);
 		shown++;
 		p += n + 1;
 	}
@@ -157,6 +211,25 @@ static void print_text(const struct exec_event *e)
 	if (truncated(e, shown))
 		fputs(" ...", stdout);
 	putchar('\n');
+}
+
+/* libbpf-tools' header, whose first column is PCOMM; with -M, bcc's:
+ * COMM PID PCOMM PPID, and CPU (-C) after PPID as in bcc. */
+static void print_header(void)
+{
+	if (tk_opts.time)
+		printf("%-8s ", "TIME");
+	if (env.timestamp)
+		printf("%-8s ", "TIME(s)");
+	if (env.print_uid)
+		printf("%-6s ", "UID");
+	printf("%-16s %-6s ", env.print_pcomm ? "COMM" : "PCOMM", "PID");
+	if (env.print_pcomm)
+		printf("%-16s ", "PCOMM");
+	printf("%-6s ", "PPID");
+	if (env.print_cpu)
+		printf("%-4s ", "CPU");
+	printf("%3s %s\n", "RET", "ARGS");
 }
 
 static int handle_event(void *ctx, const void *data, size_t size)
@@ -201,16 +274,8 @@ int main(int argc, char **argv)
 	memset(tk_opts.filter.comm, 0, sizeof(tk_opts.filter.comm));
 	skel = tk_load(&execsnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
-	if (!tk_opts.json) {
-		if (tk_opts.time)
-			printf("%-8s ", "TIME");
-		if (env.timestamp)
-			printf("%-8s ", "TIME(s)");
-		if (env.print_uid)
-			printf("%-6s ", "UID");
-		printf("%-16s %-6s %-6s %3s %s\n", "PCOMM", "PID", "PPID", "RET",
-		       "ARGS");
-	}
+	if (!tk_opts.json)
+		print_header();
 	tk_ready();
 	tk_events_loop();
 	tk_losses_report(skel->obj);

@@ -12,12 +12,17 @@ static struct {
 	bool millis;
 	bool per_process;
 	bool per_thread;
+	bool per_pidns;
 } env;
+
+enum { K_PIDNSS = 0x2000 };
 
 static const struct argp_option options[] = {
 	{ "milliseconds", 'm', 0, 0, "Millisecond histogram", 0 },
 	{ "pids", 'P', 0, 0, "Print a histogram per process ID", 0 },
 	{ "tids", 'L', 0, 0, "Print a histogram per thread ID", 0 },
+	{ "pidnss", K_PIDNSS, 0, 0,
+	  "Print a histogram per PID namespace (its inode number)", 0 },
 	{ 0 },
 };
 
@@ -28,7 +33,10 @@ static const char doc[] =
 "preempted) to it running on a CPU. -u, -c and -n judge a task as it was\n"
 "when it last left a CPU (a new task by its parent), since only then is it\n"
 "the current task: the first wait of a task that was asleep when tracing\n"
-"began is not seen. Up to 10240 processes (-P) or threads (-L) per interval.\n"
+"began is not seen. Up to 10240 processes (-P), threads (-L) or PID\n"
+"namespaces (--pidnss) per interval. --pidnss files a wait under the\n"
+"namespace of the task that waited (as libbpf-tools; bcc's Python tool: of\n"
+"the task it replaced on the CPU), named by the inode of /proc/PID/ns/pid.\n"
 "\n"
 "Examples:\n"
 "  runqlat            # summarize run queue latency until Ctrl-C\n"
@@ -37,6 +45,7 @@ static const char doc[] =
 "  runqlat -p 185     # only process 185\n"
 "  runqlat -P         # a histogram per process ID\n"
 "  runqlat -L         # a histogram per thread ID\n"
+"  runqlat --pidnss   # a histogram per PID namespace (containers)\n"
 "  runqlat -c /sys/fs/cgroup/unified/system.slice  # only this cgroup\n"
 "  runqlat -j 1 | jq .p99  # NDJSON\n";
 
@@ -47,9 +56,10 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'm': env.millis = true; break;
 	case 'P': env.per_process = true; break;
 	case 'L': env.per_thread = true; break;
+	case K_PIDNSS: env.per_pidns = true; break;
 	case ARGP_KEY_END:
-		if (env.per_process && env.per_thread)
-			tk_usage_error("options -P/--pids and -L/--tids cannot be combined");
+		if (env.per_process + env.per_thread + env.per_pidns > 1)
+			tk_usage_error("options -P/--pids, -L/--tids and --pidnss cannot be combined");
 		(void)state;
 		break;
 	default:
@@ -79,9 +89,12 @@ static void print_hist(const unsigned long long *slots, const char *key,
 	struct tk_json j;
 
 	if (!tk_opts.json) {
-		if (key) {
-			printf("\n%s = %u ", key, id);
-			tk_print_safe(stdout, comm, clen);
+		if (key) {  /* bcc's section line; pidns has no comm */
+			printf("\n%s = %u", key, id);
+			if (comm) {
+				putchar(' ');
+				tk_print_safe(stdout, comm, clen);
+			}
 			putchar('\n');
 		}
 		tk_hist_print_log2(stdout, slots, RUNQLAT_SLOTS, unit());
@@ -90,10 +103,10 @@ static void print_hist(const unsigned long long *slots, const char *key,
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "histogram");
 	tk_json_time(&j);
-	if (key) {
+	if (key)
 		tk_json_uint(&j, key, id);
+	if (comm)
 		tk_json_strn(&j, "comm", comm, clen);
-	}
 	tk_hist_json_log2(&j, slots, RUNQLAT_SLOTS, unit());
 	tk_json_end(&j);
 }
@@ -143,8 +156,11 @@ static void print_keyed(struct bpf_map *map)
 		if (bpf_map_lookup_elem(fd, &keys[i], &h))
 			continue;
 		bpf_map_delete_elem(fd, &keys[i]);
-		print_hist(h.slots, env.per_process ? "pid" : "tid", keys[i],
-			   h.comm);
+		if (env.per_pidns)
+			print_hist(h.slots, "pidns", keys[i], NULL);
+		else
+			print_hist(h.slots, env.per_process ? "pid" : "tid",
+				   keys[i], h.comm);
 	}
 }
 
@@ -157,7 +173,7 @@ static void print_interval(struct runqlat_bpf *skel)
 		if (tk_opts.time)
 			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
 	}
-	if (env.per_process || env.per_thread)
+	if (env.per_process || env.per_thread || env.per_pidns)
 		print_keyed(skel->maps.hists);
 	else
 		print_all(skel->maps.hist_all);
@@ -167,12 +183,13 @@ static void print_interval(struct runqlat_bpf *skel)
 static int configure(void *s, void *ctx)
 {
 	struct runqlat_bpf *skel = s;
-	bool keyed = env.per_process || env.per_thread;
+	bool keyed = env.per_process || env.per_thread || env.per_pidns;
 
 	(void)ctx;
 	skel->rodata->millis = env.millis;
 	skel->rodata->per_process = env.per_process;
 	skel->rodata->per_thread = env.per_thread;
+	skel->rodata->per_pidns = env.per_pidns;
 	RUNQLAT_CHOOSE_START_MAP(skel);
 	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
 }

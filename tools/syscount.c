@@ -14,11 +14,17 @@
 static struct {
 	bool process, latency, millis, failures, list, summary;
 	int errno_filter;
+	bool syscall_filter;  /* --syscall: only those in syscall_set */
+	unsigned long long syscall_set[SYSCOUNT_SLOTS / 64];
 	bool top_set;
 	long top;          /* 0: all rows (-S without -T) */
 } env = { .top = 10 };
 
+enum { K_SYSCALL = 0x2000 };
+
 static const struct argp_option options[] = {
+	{ "syscall", K_SYSCALL, "NAME", 0,
+	  "Count only these syscalls: names or numbers, NAME[,NAME...] (-l lists them)", 0 },
 	{ "process", 'P', 0, 0, "Count by process, not by syscall", 0 },
 	{ "latency", 'L', 0, 0, "Also measure the time spent in syscalls", 0 },
 	{ "milliseconds", 'm', 0, 0, "Show -L times in ms (default: us)", 0 },
@@ -33,6 +39,11 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
+/* bcc's letters: -c is --ppid, -t is --tid; --cgroup keeps its name. */
+static const struct tk_letter letters[] = {
+	{ 'c', "ppid" }, { 't', "tid" }, { 0 },
+};
+
 static const char doc[] =
 "Count syscalls, by syscall or by process, with errors and latency.\n"
 "\v"
@@ -41,7 +52,8 @@ static const char doc[] =
 "Syscall -1 is rt_sigreturn (which resets the number it exits with) or a\n"
 "syscall skipped by seccomp or ptrace; [other] counts ids above 1021.\n"
 "The common --time option (long only: -T is --top) prints [HH:MM:SS]\n"
-"before a block that would otherwise have none.\n"
+"before a block that would otherwise have none. As in bcc, -c is --ppid\n"
+"and -t is --tid; the cgroup filter is --cgroup PATH.\n"
 "\n"
 "Examples:\n"
 "  syscount                 # top 10 syscalls by count, at Ctrl-C\n"
@@ -50,8 +62,32 @@ static const char doc[] =
 "  syscount -P -T 20        # top 20 processes\n"
 "  syscount -x -i 5         # only failed syscalls, every 5 seconds\n"
 "  syscount -e ENOENT       # only syscalls failing with ENOENT\n"
+"  syscount --syscall openat,read  # only these two syscalls\n"
+"  syscount -c 181          # only children of process 181\n"
 "  syscount -S -p 181 -d 10 # strace -c style table, for 10 seconds\n"
 "  syscount -j -i 1         # NDJSON, one record per row\n";
+
+/* --syscall NAME[,NAME...]: names of this architecture, or numbers. */
+static void parse_syscalls(char *arg)
+{
+	char *save = NULL, *tok;
+	long nr;
+
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		tk_usage_error("invalid --syscall value '%s': expected syscall names or numbers, NAME[,NAME...] (syscount -l lists them)",
+			       arg);
+	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*tok >= '0' && *tok <= '9')
+			nr = tk_arg_long("--syscall", tok, 0, SYSCOUNT_NONE - 1);
+		else
+			nr = tk_syscall_nr(tk_arch_native(), tok);
+		if (nr < 0)
+			tk_usage_error("invalid --syscall value '%s': no syscall of that name here (syscount -l lists them)",
+				       tok);
+		env.syscall_set[nr / 64] |= 1ULL << (nr % 64);
+	}
+	env.syscall_filter = true;
+}
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
@@ -63,6 +99,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'x': env.failures = true; break;
 	case 'S': env.summary = env.latency = true; break;
 	case 'l': env.list = true; break;
+	case K_SYSCALL: parse_syscalls(arg); break;
 	case 'e':
 		env.errno_filter = tk_errno_parse(arg);
 		if (env.errno_filter < 0)
@@ -93,7 +130,8 @@ static const struct tk_tool tool = {
 	.doc = doc,
 	.options = options,
 	.parser = parse,
-	.own_letters = "T",
+	.own_letters = "Tc",
+	.letters = letters,
 	.periodic = true,
 };
 
@@ -393,7 +431,7 @@ static int configure(void *s, void *ctx)
 	const struct tk_filter *f = &tk_opts.filter;
 	bool task = bpf_program__autoload(skel->progs.sys_exit_tp_btf);
 	bool plain = !env.process && !env.latency && !env.failures &&
-		     !env.errno_filter && !f->tgid && !f->tid && f->uid < 0 &&
+		     !env.errno_filter && !env.syscall_filter && !f->tgid && !f->tid && f->uid < 0 &&
 		     !f->use_cgroup && !f->comm[0] && !f->ppid;
 
 	(void)ctx;
@@ -401,6 +439,9 @@ static int configure(void *s, void *ctx)
 	skel->rodata->latency = env.latency;
 	skel->rodata->failures_only = env.failures;
 	skel->rodata->filter_errno = env.errno_filter;
+	skel->rodata->filter_syscalls = env.syscall_filter;
+	memcpy((void *)skel->rodata->syscall_set, env.syscall_set,
+	       sizeof(env.syscall_set));
 	tk_programs_off(skel->obj, plain ? "sys_exit_" : "count_");
 	if (!env.latency)  /* counting needs sys_exit only */
 		tk_programs_off(skel->obj, "sys_enter_");

@@ -128,6 +128,17 @@ def loss_record(records):
     return losses[0]
 
 
+def cgroup2_root():
+    """Where cgroup v2 is mounted (/sys/fs/cgroup/unified on the host,
+    /sys/fs/cgroup in the VM matrix)."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, path, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return path
+    pytest.fail("no cgroup v2 mount")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def require_root():
     if os.geteuid() != 0:

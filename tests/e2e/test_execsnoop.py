@@ -78,7 +78,7 @@ def test_failed_exec_reports_enoent():
 
 def test_text_columns_and_failed_only():
     ok, bad = marker(), marker()
-    with Tool("execsnoop", "-x") as t:
+    with Tool("execsnoop", "--failed-only") as t:
         subprocess.run(["/bin/true", ok])
         with pytest.raises(FileNotFoundError):
             subprocess.Popen([f"/nonexistent/{bad}", bad])
@@ -91,6 +91,124 @@ def test_text_columns_and_failed_only():
     fields = line.split()
     assert fields[3] == "-2"
     assert fields[4:] == [f"/nonexistent/{bad}", bad]
+
+
+def test_fails_flag_is_bccs_include_failed():
+    """bcc's -x/--fails adds failed execs to the successful ones, which
+    tracekit shows by default: both kinds are printed, as without it."""
+    ok, bad = marker(), marker()
+    for flag in ("-x", "--fails"):
+        with Tool("execsnoop", "-j", flag) as t:
+            subprocess.run(["/bin/true", ok])
+            with pytest.raises(FileNotFoundError):
+                subprocess.Popen([f"/nonexistent/{bad}", bad])
+            out, err, rc = t.stop()
+        assert rc == 0, err
+        recs = json_lines(out)
+        assert [r["ret"] for r in records_with(recs, ok)] == [0]
+        assert [r["ret"] for r in records_with(recs, bad)] == [-2]
+
+
+# A parent whose comm the test names, pinned to one CPU, that forks a
+# child exec'ing ARGV once it reads a line: its own exec is long done when
+# the tracer starts, so the child's exec is the only one it causes.
+PARENT = r"""
+import os, sys
+with open("/proc/self/comm", "w") as f:
+    f.write(sys.argv[1])
+os.sched_setaffinity(0, {int(sys.argv[2])})
+print("ready", flush=True)
+sys.stdin.readline()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[3], sys.argv[3:])
+os.waitpid(pid, 0)
+print(pid, flush=True)
+"""
+
+
+class Parent:
+    def __init__(self, argv):
+        self.comm = "tkpar-" + uuid.uuid4().hex[:8]
+        self.cpu = max(os.sched_getaffinity(0))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", PARENT, self.comm, str(self.cpu)] + argv,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline() == "ready\n"
+
+    def go(self):
+        """The child's exec; returns the child's pid."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        child = int(self.proc.stdout.readline())
+        assert self.proc.wait() == 0
+        return child
+
+
+def quoted_argv(m):
+    return ["/bin/true", m, 'say "hi" twice', "two words", ""]
+
+
+def test_parent_comm_cpu_quote_and_ppid_columns():
+    """-M -C -q -P together: bcc's column order COMM PID PCOMM PPID CPU
+    RET ARGS, the parent's comm as it set it, the CPU it is pinned to,
+    each argument in quotes with its own quotes as \", and only the
+    children of -P's process (the test's own exec of the marker is not)."""
+    m = marker()
+    parent = Parent(quoted_argv(m))
+    with Tool("execsnoop", "-M", "-C", "-q", "-P", parent.proc.pid) as t:
+        subprocess.run(["/bin/true", m, "not a child of the parent"])
+        child = parent.go()
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "COMM             PID    PCOMM            PPID   CPU  RET ARGS"
+    assert [l for l in lines[1:] if m in l] == [
+        f"{'true':<16} {child:<6} {parent.comm:<16} {parent.proc.pid:<6} "
+        f"{parent.cpu:<4}   0 "
+        f'"/bin/true" "{m}" "say \\"hi\\" twice" "two words" ""']
+
+
+def test_each_column_flag_alone_and_json_fields():
+    m = marker()
+    parent = Parent(quoted_argv(m))
+    with Tool("execsnoop", "-j", "--ppid", parent.proc.pid) as t:
+        child = parent.go()
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    # JSON carries ppid, pcomm and cpu always, like uid without -U.
+    [r] = [r for r in json_lines(out) if r["type"] == "exec"]
+    assert (r["pid"], r["ppid"], r["pcomm"], r["cpu"], r["argv"]) == (
+        child, parent.proc.pid, parent.comm, parent.cpu, quoted_argv(m))
+
+    for flags, header, cols in (
+            (["-M"], "COMM             PID    PCOMM            PPID   RET ARGS",
+             lambda c, p: f"{'true':<16} {c:<6} {p.comm:<16} {p.proc.pid:<6}   0 "),
+            (["-C"], "PCOMM            PID    PPID   CPU  RET ARGS",
+             lambda c, p: f"{'true':<16} {c:<6} {p.proc.pid:<6} {p.cpu:<4}   0 "),
+            (["-q"], "PCOMM            PID    PPID   RET ARGS",
+             lambda c, p: f"{'true':<16} {c:<6} {p.proc.pid:<6}   0 ")):
+        parent = Parent(quoted_argv(m))
+        with Tool("execsnoop", "--print-pcomm" if flags == ["-M"] else flags[0],
+                  "-P", parent.proc.pid) as t:
+            child = parent.go()
+            out, err, rc = t.stop()
+        assert rc == 0, err
+        lines = out.splitlines()
+        args = (f'"/bin/true" "{m}" "say \\"hi\\" twice" "two words" ""'
+                if flags == ["-q"] else f'/bin/true {m} say "hi" twice two words ')
+        assert lines == [header, cols(child, parent) + args], flags
+
+
+def test_quote_keeps_control_bytes_escaped_and_truncation_mark():
+    m = marker()
+    args = ["/bin/true", m, 'a"b', "line\nbreak"] + [f"x{i}" for i in range(3)]
+    with Tool("execsnoop", "--quote", "--max-args", "4", "-l", m) as t:
+        subprocess.run(args)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    [line] = [l for l in out.splitlines() if m in l]
+    assert line.endswith(f'0 "/bin/true" "{m}" "a\\"b" "line\\x0abreak" ...')
 
 
 def test_first_exec_of_untouched_argv_page(tmp_path):
@@ -264,6 +382,10 @@ def test_mounts_tracefs_when_missing():
     (["-l"], "-l"),
     (["-c", "/nonexistent-cgroup"], "--cgroup"),
     (["-n", "a-name-longer-than-15"], "--name"),
+    (["-P", "abc"], "--ppid"),
+    (["-P", "0"], "--ppid"),
+    (["-P"], "-P"),
+    (["--ppid", "-3"], "--ppid"),
     (["stray"], "stray"),
 ])
 def test_usage_errors_exit_2_one_line(args, needle):

@@ -1,4 +1,5 @@
 """syscount: exact counts of the syscalls a helper process makes."""
+import os
 import re
 import subprocess
 import sys
@@ -6,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import Tool, json_lines, loss_record, run
+from conftest import Tool, cgroup2_root, json_lines, loss_record, run
 
 UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
 OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
@@ -239,10 +240,11 @@ def test_per_process(helper, method):
     loss_record(records)
 
 
-@pytest.mark.parametrize("option", ["-p", "--ppid"])
+@pytest.mark.parametrize("option", ["-p", "--ppid", "-c"])
 def test_pid_list_and_ppid(helper, option):
-    """-p takes bcc's list (1,2,3); --ppid only the children of a process.
-    Three workers make different counts; those left out must not show."""
+    """-p takes bcc's list (1,2,3); --ppid (bcc's -c) only the children
+    of a process. Three workers make different counts; those left out
+    must not show."""
     with Worker(helper, ok=100, fail=0, unknown=0) as a, \
          Worker(helper, ok=200, fail=0, unknown=0) as b, \
          Worker(helper, ok=400, fail=0, unknown=0, with_parent=True) as c:
@@ -259,6 +261,71 @@ def test_pid_list_and_ppid(helper, option):
     assert records[:-1] == [{"type": "process", "pid": w.pid, "comm": "sc_worker",
                              "count": n, "errors": 0} for w, n in wanted]
     loss_record(records)
+
+
+@pytest.mark.parametrize("option", ["-t", "--tid"])
+def test_tid_letter(helper, option):
+    """bcc's -t TID: the worker's one thread, not another worker."""
+    with Worker(helper, ok=100, fail=0, unknown=0) as a, \
+         Worker(helper, ok=200, fail=0, unknown=0) as b:
+        with Tool("syscount", "-P", "-j", option, b.pid) as t:
+            a.go()
+            b.go()
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "process", "pid": b.pid, "comm": "sc_worker",
+                             "count": 202, "errors": 0}]
+
+
+def test_cgroup_keeps_its_long_name(helper):
+    """-c is bcc's --ppid; the cgroup filter stays as --cgroup: a worker
+    moved into a cgroup of the test's own counts, one outside does not."""
+    path = os.path.join(cgroup2_root(), f"tk-syscount-test-{os.getpid()}")
+    os.mkdir(path)
+    try:
+        with Worker(helper, ok=100, fail=0, unknown=0) as a, \
+             Worker(helper, ok=200, fail=0, unknown=0) as b:
+            with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                f.write(str(a.pid))
+            with Tool("syscount", "-P", "-j", "--cgroup", path) as t:
+                a.go()
+                b.go()
+                out, err, rc = t.stop()
+    finally:
+        os.rmdir(path)
+    assert rc == 0, err
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "process", "pid": a.pid, "comm": "sc_worker",
+                             "count": 102, "errors": 0}]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_syscall_filter_by_name_and_number(helper, method):
+    """--syscall NAME[,NAME]: only those are counted, by name or number."""
+    env = {"TRACEKIT_ATTACH": method}
+    out, err, w = traced(helper, "--syscall", "getppid,openat", "-p", "PID", env=env)
+    assert out == table(COUNT_HEADER, [("getppid", OK), ("openat", FAIL)])
+    assert err == ""
+    out, err, w = traced(helper, "-j", "--syscall", f"{UNKNOWN_NR},write", "-p", "PID",
+                         env=env)
+    records = json_lines(out)
+    assert records[:-1] == [
+        {"type": "syscall", "syscall": str(UNKNOWN_NR), "nr": UNKNOWN_NR,
+         "count": UNKNOWN, "errors": UNKNOWN},
+        {"type": "syscall", "syscall": "write", "nr": w.nrs["write"], "count": 1,
+         "errors": 0}]
+    loss_record(records)
+
+
+def test_syscall_filter_everyone_and_with_latency(helper):
+    """No task filter: the BPF filter alone leaves one row, exact since
+    only the worker calls that number; with -L the entry is filtered too."""
+    out, _, _ = traced(helper, "--syscall", str(UNKNOWN_NR))
+    assert out == table(COUNT_HEADER, [(str(UNKNOWN_NR), UNKNOWN)])
+    out, _, _ = traced(helper, "-L", "--syscall", f"openat,{UNKNOWN_NR}", "-p", "PID")
+    rows = latency_rows(out, LATENCY_HEADER)
+    assert {(n, c) for n, c, _ in rows} == {("openat", FAIL), (str(UNKNOWN_NR), UNKNOWN)}
 
 
 def latency_rows(out, header):
@@ -389,6 +456,16 @@ def test_list(helper):
     (["0"], ["interval", "'0'"]),
     (["1", "0"], ["count", "'0'"]),
     (["-S", "-P"], ["--summary", "--process"]),
+    (["--syscall", "nosuchcall"], ["--syscall", "'nosuchcall'", "syscount -l"]),
+    (["--syscall", "read,,write"], ["--syscall", "'read,,write'", "syscount -l"]),
+    (["--syscall", ""], ["--syscall", "''"]),
+    (["--syscall", "1022"], ["--syscall", "'1022'"]),
+    (["--syscall"], ["'--syscall'", "needs a value"]),
+    (["-c", "x"], ["--ppid", "'x'"]),
+    (["-c", "0"], ["--ppid", "'0'"]),
+    (["-c", "/sys/fs/cgroup"], ["--ppid", "'/sys/fs/cgroup'", "--cgroup PATH"]),
+    (["-t", "x"], ["--tid", "'x'"]),
+    (["-t"], ["'-t'", "needs a value"]),
 ])
 def test_usage_errors(args, words):
     r = run("syscount", *args)

@@ -100,6 +100,18 @@ static const struct tk_tool tool_stacker = {
 	.own_letters = "d",
 };
 
+/* Like syscount: -c is --ppid, -t is --tid; --cgroup keeps its name. */
+static const struct tk_letter lettered_letters[] = {
+	{ 'c', "ppid" }, { 't', "tid" }, { 0 },
+};
+
+static const struct tk_tool tool_lettered = {
+	.name = "lettered",
+	.doc = "Letters for long-only common options.",
+	.own_letters = "c",
+	.letters = lettered_letters,
+};
+
 /* ---- running code in a child ---- */
 
 struct shared {
@@ -487,6 +499,29 @@ static void test_parse_tool_options(void **state)
 }
 
 /* A tool that owns -T gets it; --time stays, long only. */
+static void test_parse_tool_letters(void **state)
+{
+	struct child c;
+
+	(void)state;
+	PARSE(&c, &tool_lettered, "-c", "12", "-t", "34", "--cgroup", "/", NULL);
+	assert_success(&c);
+	assert_int_equal(sh->opts.filter.ppid, 12);
+	assert_int_equal(sh->opts.filter.tid, 34);
+	assert_int_equal(sh->opts.filter.use_cgroup, 1);
+	assert_string_equal(sh->cgroup_path, "/");
+
+	PARSE(&c, &tool_lettered, "--ppid=5", "--tid", "6", NULL);
+	assert_success(&c);
+	assert_int_equal(sh->opts.filter.ppid, 5);
+	assert_int_equal(sh->opts.filter.tid, 6);
+	assert_int_equal(sh->opts.filter.use_cgroup, 0);
+
+	PARSE(&c, &tool_lettered, "-c", "x", NULL);
+	assert_usage_error(&c,
+		"lettered: invalid --ppid value 'x': expected an integer from 1 to 2147483647; see 'lettered --help'\n");
+}
+
 static void test_parse_own_letters(void **state)
 {
 	struct child c;
@@ -922,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_parse_defaults),
 		cmocka_unit_test(test_parse_common_short),
 		cmocka_unit_test(test_parse_common_long),
+		cmocka_unit_test(test_parse_tool_letters),
 		cmocka_unit_test(test_parse_clustered_and_attached),
 		cmocka_unit_test(test_parse_tool_options),
 		cmocka_unit_test(test_parse_own_letters),
