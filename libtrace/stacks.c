@@ -813,7 +813,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
  * counts taken out of the map; then the last, part interval's. */
 static void run_intervals(struct bpf_object *obj, const struct tk_stacks_print *how)
 {
-	double next = tk_opts.interval;
+	/* Intervals count from attach (tk_ready), not from start-up:
+	 * loading may take seconds. */
+	double next = tk_elapsed() + tk_opts.interval;
 	long seq = 0;
 
 	while (!tk_exiting()) {
