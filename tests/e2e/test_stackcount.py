@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
-                      kernel_has, loss_record, require, run)
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, elf_functions,
+                      json_lines, kernel_has, loss_record, next_instruction_offsets,
+                      require, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -592,50 +593,13 @@ def test_complete_run_reports_no_loss(progs):
 
 # ---- bcc's output options: -s offsets, -v raw addresses, -c CPU, -i ----
 
-def elf_functions(path):
-    """{function: (address, size)} from the executable's own symbol table."""
-    out = subprocess.run(["nm", "-S", "--defined-only", str(path)], capture_output=True,
-                         text=True, check=True).stdout
-    funcs = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[2] in "tT":
-            funcs[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
-    return funcs
-
-
-def return_offsets(path):
-    """{(caller, callee): [offsets in caller of the instruction after each
-    call of callee]}, from the executable's own code: where a frame of
-    caller's returns to."""
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(path)],
-                         capture_output=True, text=True, check=True).stdout
-    funcs = elf_functions(path)
-    offsets, caller, pending = {}, None, None
-    for line in dis.splitlines():
-        m = re.match(r"[0-9a-f]+ <(\w+)>:$", line)
-        if m:
-            caller = m[1]
-            continue
-        m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
-        if not m:
-            continue
-        if pending:
-            offsets.setdefault(pending, []).append(int(m[1], 16) - funcs[caller][0])
-            pending = None
-        call = re.search(r"<(\w+)>$", m[3])
-        if m[2].startswith("call") and call and caller in funcs:
-            pending = (caller, call[1])
-    return offsets
-
-
 def offset_frames(frames, path):
     """frames (outermost first) as "func+0xN": the workload's own frames
     must be where the code says, the innermost at target_func's first
     instruction (the uprobe), each caller's at the return address of its
     call (the chain's calls are one each); returns the frames without
     offsets."""
-    ret = return_offsets(path)
+    ret = next_instruction_offsets(path)
     names = []
     for f in frames:
         m = re.fullmatch(r"(.+)\+0x([0-9a-f]+)", f)
