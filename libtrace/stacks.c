@@ -534,6 +534,9 @@ static void counts_read(int fd, struct counts *c, bool take)
 		if (err && err != -ENOENT && !c->n && (err == -EINVAL || err == -524 /* ENOTSUPP */ ||
 							err == -EOPNOTSUPP))
 			break;  /* no batch operations: one by one below */
+		if (err == -ENOSPC)
+			return;  /* more than the map holds (added while read):
+				  * the rest stays for the next block */
 		if (err && err != -ENOENT)
 			tk_fail("cannot read the stack counts: %s", strerror(-err));
 		c->n += got;

@@ -2,7 +2,9 @@
  * stackcount): their common options, sizing the maps of tk_stack.bpf.h,
  * noting processes as they appear (for symbols after they exit), and the
  * output: folded stacks for flamegraph.pl, bcc's multi-line report, or
- * NDJSON; and the report of everything that made the stacks incomplete.
+ * NDJSON, with offsets (-s) and raw addresses (-A) as bcc's tools show
+ * them, at exit or every interval (stackcount -i); and the report of
+ * everything that made the stacks incomplete.
  *
  *   tk_parse_args(&tool, ...)      tool.children = &tk_stack_argp
  *   skel = tk_load(..., configure) configure calls tk_stacks_configure

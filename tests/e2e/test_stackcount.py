@@ -516,6 +516,17 @@ def test_usage_errors(args, message):
     assert res.stderr == f"stackcount: {message}; see 'stackcount --help'\n"
 
 
+def test_letters_follow_bcc():
+    """bcc's stackcount letters: -c is --cpu, -v raw addresses (as
+    --address), -i --interval, -s --offset; --cgroup and --verbose keep
+    their common meanings, long-only."""
+    r = run("stackcount", "--help")
+    assert r.returncode == 0
+    for pattern in (r"-c, --cpu=CPU", r"-v  ", r"-A, --address", r"-i, --interval=SEC",
+                    r"-s, --offset", r"--cgroup=PATH", r"--verbose  "):
+        assert re.search(rf"^\s+{pattern}", r.stdout, re.M), (pattern, r.stdout)
+
+
 def test_d_is_delimited_and_duration_is_long_or_D(progs):
     """-d is --delimited, as in bcc: it takes no value, so "-d 1" leaves
     1 as a second EVENT."""
