@@ -414,10 +414,14 @@ static char *fold(const struct entry *e, const struct tk_stacks_print *how)
 		char hex[24];
 
 		PUT("\n");
-		for (i = 0; i < e->user.n; i++)
-			PUT((snprintf(hex, sizeof(hex), "%" PRIx64, e->user.addr[i]), hex));
-		for (i = 0; i < e->kern.n; i++)
-			PUT((snprintf(hex, sizeof(hex), "%" PRIx64, e->kern.addr[i]), hex));
+		for (i = 0; i < e->user.n; i++) {
+			snprintf(hex, sizeof(hex), "%" PRIx64, e->user.addr[i]);
+			PUT(hex);
+		}
+		for (i = 0; i < e->kern.n; i++) {
+			snprintf(hex, sizeof(hex), "%" PRIx64, e->kern.addr[i]);
+			PUT(hex);
+		}
 	}
 #undef PUT
 	return s;
