@@ -620,6 +620,8 @@ def offset_frames(frames, path):
     ours = [(n, off) for n, off in chain if n in CALLS]
     assert ours[-1] == ("target_func", 0), frames
     for (caller, off), (callee, _) in zip(ours, ours[1:]):
+        if (caller, callee) == ("outer", "target_func") and CALLER_MAY_BE_MISSING:
+            continue  # middle missing (see CALLER_MAY_BE_MISSING)
         assert [off] == ret[(caller, callee)], (caller, callee, frames)
     return names
 
