@@ -16,10 +16,15 @@
 #include "tk_filter.bpf.h"
 #include "tk_stack.bpf.h"
 
+/* -c: only events on this CPU; -1: any. */
+const volatile int target_cpu = -1;
+
 static __always_inline int count(void *ctx)
 {
 	struct tk_stack_key key = {};
 
+	if (target_cpu >= 0 && bpf_get_smp_processor_id() != (u32)target_cpu)
+		return 0;
 	if (!tk_task_wanted())
 		return 0;
 	tk_stack_key_fill(ctx, &key, 0);

@@ -4,6 +4,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,10 @@ static const struct argp_option stack_options[] = {
 	  "Mark kernel frames _[k] and inlined frames _[i] (flamegraph.pl colours them)", 0 },
 	{ "inline", K_INLINE, 0, 0,
 	  "Show inlined functions of user code where its debug info has them", 0 },
+	{ "offset", 's', 0, 0,
+	  "Show where in its function each frame is: func+0x1a (of the frame's own address)", 0 },
+	{ "address", 'A', 0, 0,
+	  "Show each frame's raw address (in the report and -j; folded lines leave it out, as bcc)", 0 },
 	{ "stack-storage-size", K_STORAGE, "N", 0,
 	  "Distinct stacks the kernel can hold (default 16384)", 0 },
 	{ "perf-max-stack-depth", K_DEPTH, "N", 0,
@@ -72,6 +77,8 @@ static error_t parse_stack_opt(int key, char *arg, struct argp_state *state)
 	case 'd': o->delimited = true; break;
 	case 'a': o->annotations = true; break;
 	case K_INLINE: o->inline_frames = true; break;
+	case 's': o->offsets = true; break;
+	case 'A': o->addresses = true; break;
 	case K_STORAGE:
 		o->storage_size = tk_arg_long("--stack-storage-size", arg, 1, 1 << 24);
 		break;
@@ -228,20 +235,24 @@ void tk_stacks_wait(void)
 
 /* --- Reading and symbolizing the counted stacks ------------------------ */
 
-/* Frames of one stack as text, innermost first. */
+/* Frames of one stack as text, innermost first, each with the raw
+ * address it came from (inlined frames share their caller's). */
 struct frames {
 	char **v;
+	uint64_t *addr;
 	int n, cap;
 };
 
-static void frames_add(struct frames *f, const char *s)
+static void frames_add(struct frames *f, const char *s, uint64_t addr)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
 		f->v = realloc(f->v, f->cap * sizeof(*f->v));
-		if (!f->v)
+		f->addr = realloc(f->addr, f->cap * sizeof(*f->addr));
+		if (!f->v || !f->addr)
 			tk_fail("out of memory");
 	}
+	f->addr[f->n] = addr;
 	if (!(f->v[f->n++] = strdup(s)))
 		tk_fail("out of memory");
 }
@@ -251,6 +262,7 @@ static void frames_free(struct frames *f)
 	for (int i = 0; i < f->n; i++)
 		free(f->v[i]);
 	free(f->v);
+	free(f->addr);
 }
 
 /* One output stack: possibly many keys merged. */
@@ -260,7 +272,10 @@ struct entry {
 	struct frames user, kern;
 	bool user_missed, kern_missed;
 	unsigned long long count;
-	char *folded;   /* the folded line without its count: merge key */
+	char *folded;   /* the folded line without its count: merge key
+			 * (with -A in the report or JSON, the addresses
+			 * follow after a newline: stacks that differ only
+			 * in them are shown apart) */
 };
 
 static unsigned long long truncated_stacks;
@@ -275,13 +290,26 @@ static void sanitize(char *s)
 			*s = '_';
 }
 
-static void add_frame(struct frames *f, const char *name, const char *suffix)
+/* One frame: its name, with -s its offset, with -a its annotation.
+ * The symbol was looked up at lookup (the byte before a return address,
+ * see read_stack); the offset shown is that of the raw address, as bcc
+ * shows it, so that name+offset is the address -A shows. */
+static void add_frame(struct frames *f, const struct tk_sym *sym, uint64_t raw,
+		      uint64_t lookup, const char *suffix)
 {
-	char buf[1024];
+	char name[1024], buf[1100];
+	const char *offset = "";
+	char off[32];
 
-	snprintf(buf, sizeof(buf), "%s%s", name, tk_stack_opts.annotations ? suffix : "");
+	tk_sym_format(sym, name, sizeof(name));
+	if (tk_stack_opts.offsets && sym->name) {
+		snprintf(off, sizeof(off), "+0x%llx", sym->offset + (raw - lookup));
+		offset = off;
+	}
+	snprintf(buf, sizeof(buf), "%s%s%s", name, offset,
+		 tk_stack_opts.annotations ? suffix : "");
 	sanitize(buf);
-	frames_add(f, buf);
+	frames_add(f, buf, raw);
 }
 
 /* The tracing machinery's own frames, innermost in kernel stacks taken
@@ -309,7 +337,6 @@ static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
 {
 	unsigned depth = tk_stack_opts.max_depth, n;
 	struct tk_sym sym[8];
-	char buf[1024];
 
 	memset(ips, 0, depth * sizeof(*ips));
 	if (bpf_map_lookup_elem(stacks_fd, &id, ips)) {
@@ -325,13 +352,13 @@ static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
 			int k = tk_syms_user(symbolizer(), tgid, addr, sym, 8);
 
 			for (int i = 0; i < k; i++)
-				add_frame(out, tk_sym_format(&sym[i], buf, sizeof(buf)),
+				add_frame(out, &sym[i], ips[n], addr,
 					  sym[i].inlined ? "_[i]" : "");
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
 			if (!out->n && sym[0].name && plumbing_frame(sym[0].name))
 				continue;
-			add_frame(out, tk_sym_format(&sym[0], buf, sizeof(buf)), "_[k]");
+			add_frame(out, &sym[0], ips[n], addr, "_[k]");
 		}
 	}
 	if (n == depth)
@@ -383,6 +410,19 @@ static char *fold(const struct entry *e, const struct tk_stacks_print *how)
 		PUT("[Missed Kernel Stack]");
 	for (i = e->kern.n - 1; i >= 0; i--)
 		PUT(e->kern.v[i]);
+	if (tk_stack_opts.addresses && (!tk_stack_opts.folded || tk_opts.json)) {
+		char hex[24];
+
+		PUT("\n");
+		for (i = 0; i < e->user.n; i++) {
+			snprintf(hex, sizeof(hex), "%" PRIx64, e->user.addr[i]);
+			PUT(hex);
+		}
+		for (i = 0; i < e->kern.n; i++) {
+			snprintf(hex, sizeof(hex), "%" PRIx64, e->kern.addr[i]);
+			PUT(hex);
+		}
+	}
 #undef PUT
 	return s;
 }
@@ -467,46 +507,118 @@ static void merge_rebuild(bool with_pid)
 	}
 }
 
-static void collect(struct bpf_object *obj, const struct tk_stacks_print *how)
+/* The counts so far, as arrays of n keys and counts. With take, they
+ * leave the map as they are read (batch lookup-and-delete, kernel 5.6+),
+ * so that each count is in exactly one interval's block; a kernel
+ * without batch operations gets each key read, then deleted: a count
+ * added in between is lost. */
+struct counts {
+	struct tk_stack_key *keys;
+	uint64_t *vals;
+	size_t n, cap;
+};
+
+static void counts_read(int fd, struct counts *c, bool take)
+{
+	struct tk_stack_key key, next, *prev = NULL;
+	uint64_t token[8];  /* the map's batch position (a bucket) */
+	void *in = NULL;
+
+	c->cap = tk_stack_opts.max_stacks;
+	c->n = 0;
+	c->keys = calloc(c->cap, sizeof(*c->keys));
+	c->vals = calloc(c->cap, sizeof(*c->vals));
+	if (!c->keys || !c->vals)
+		tk_fail("out of memory");
+	while (take) {
+		__u32 got = c->cap - c->n;
+		int err = bpf_map_lookup_and_delete_batch(fd, in, token, c->keys + c->n,
+							  c->vals + c->n, &got, NULL);
+
+		if (err && err != -ENOENT && !c->n && (err == -EINVAL || err == -524 /* ENOTSUPP */ ||
+							err == -EOPNOTSUPP))
+			break;  /* no batch operations: one by one below */
+		if (err == -ENOSPC)
+			return;  /* more than the map holds (added while read):
+				  * the rest stays for the next block */
+		if (err && err != -ENOENT)
+			tk_fail("cannot read the stack counts: %s", strerror(-err));
+		c->n += got;
+		if (err == -ENOENT || c->n == c->cap)
+			return;
+		in = token;
+	}
+	while (c->n < c->cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c->vals[c->n]))
+			continue;  /* deleted meanwhile */
+		c->keys[c->n++] = key;
+		if (take)
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
+static void counts_free(struct counts *c)
+{
+	free(c->keys);
+	free(c->vals);
+}
+
+/* Read, symbolize and merge the counted stacks into entries; with take,
+ * emptying the counts map. */
+static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
+		    bool take)
 {
 	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
-	int counts_fd = bpf_map__fd(counts), stacks_fd = bpf_map__fd(stacks);
-	struct tk_stack_key key, next, *prev = NULL;
+	int stacks_fd = bpf_map__fd(stacks);
 	/* The report keeps processes apart; folded lines merge them. */
 	bool with_pid = !how->no_comm && !tk_stack_opts.folded;
 	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
+	struct counts c;
 
 	if (!ips)
 		tk_fail("out of memory");
-	while (!bpf_map_get_next_key(counts_fd, prev, &next)) {
+	counts_read(bpf_map__fd(counts), &c, take);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct tk_stack_key *key = &c.keys[i];
 		struct entry e = { 0 };
-		uint64_t count;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(counts_fd, &key, &count))
-			continue;  /* deleted meanwhile: nothing deletes, but */
-		if (!key.tgid && !how->include_idle)
+		if (!key->tgid && !how->include_idle)
 			continue;
-		memcpy(e.comm, key.comm, TK_TASK_COMM_LEN);
+		memcpy(e.comm, key->comm, TK_TASK_COMM_LEN);
 		e.comm[TK_TASK_COMM_LEN] = 0;
 		sanitize(e.comm);
-		e.tgid = key.tgid;
-		e.pid = how->by_thread ? key.pid : key.tgid;
-		e.count = count;
-		e.user_missed = id_missed(key.user_stack_id);
-		e.kern_missed = id_missed(key.kern_stack_id);
-		if (key.user_stack_id >= 0 &&
-		    !read_stack(stacks_fd, key.user_stack_id, true, key.tgid, ips, &e.user))
+		e.tgid = key->tgid;
+		e.pid = how->by_thread ? key->pid : key->tgid;
+		e.count = c.vals[i];
+		e.user_missed = id_missed(key->user_stack_id);
+		e.kern_missed = id_missed(key->kern_stack_id);
+		if (key->user_stack_id >= 0 &&
+		    !read_stack(stacks_fd, key->user_stack_id, true, key->tgid, ips, &e.user))
 			e.user_missed = true;
-		if (key.kern_stack_id >= 0 &&
-		    !read_stack(stacks_fd, key.kern_stack_id, false, 0, ips, &e.kern))
+		if (key->kern_stack_id >= 0 &&
+		    !read_stack(stacks_fd, key->kern_stack_id, false, 0, ips, &e.kern))
 			e.kern_missed = true;
 		e.folded = fold(&e, how);
 		merge_entry(&e, with_pid);
 	}
+	counts_free(&c);
 	free(ips);
+}
+
+/* Forget the entries printed, for the next interval. */
+static void entries_reset(void)
+{
+	for (size_t i = 0; i < n_entries; i++) {
+		frames_free(&entries[i].user);
+		frames_free(&entries[i].kern);
+		free(entries[i].folded);
+	}
+	n_entries = 0;
+	if (merge_index.slots)
+		memset(merge_index.slots, 0, merge_index.cap * sizeof(*merge_index.slots));
 }
 
 static int by_count(const void *a, const void *b)
@@ -524,6 +636,19 @@ static int by_line(const void *a, const void *b)
 		      ((const struct entry *)b)->folded);
 }
 
+/* One frame of the report; with -A its raw address first, as the tool's
+ * bcc counterpart prints it. */
+static void print_report_frame(const struct frames *f, int i,
+			       const struct tk_stacks_print *how)
+{
+	if (!tk_stack_opts.addresses)
+		printf("    %s\n", f->v[i]);
+	else if (how->bare_addresses)
+		printf("    %-16" PRIx64 " %s\n", f->addr[i], f->v[i]);
+	else
+		printf("    0x%016" PRIx64 " %s\n", f->addr[i], f->v[i]);
+}
+
 static void print_report_entry(const struct entry *e,
 			       const struct tk_stacks_print *how)
 {
@@ -532,34 +657,51 @@ static void print_report_entry(const struct entry *e,
 	if (e->kern_missed)
 		printf("    [Missed Kernel Stack]\n");
 	for (i = 0; i < e->kern.n; i++)
-		printf("    %s\n", e->kern.v[i]);
+		print_report_frame(&e->kern, i, how);
 	if (tk_stack_opts.delimited && (e->kern.n || e->kern_missed) &&
 	    (e->user.n || e->user_missed))
 		printf("    --\n");
 	if (e->user_missed)
 		printf("    [Missed User Stack]\n");
 	for (i = 0; i < e->user.n; i++)
-		printf("    %s\n", e->user.v[i]);
+		print_report_frame(&e->user, i, how);
 	if (!how->no_comm)
 		printf("    %-16s %s (%u)\n", "-", e->comm, e->pid);
 	printf("        %llu\n\n", e->count);
 }
 
+/* Frames outermost first; with -A, "KEY_addresses" beside them, the
+ * same length (hex strings: JSON numbers lose 64-bit precision). */
 static void json_frames(struct tk_json *j, const char *key, const struct frames *f)
 {
+	char name[32], hex[24];
+
 	tk_json_arr_open(j, key);
 	for (int i = f->n - 1; i >= 0; i--)
 		tk_json_str(j, NULL, f->v[i]);
 	tk_json_arr_close(j);
+	if (!tk_stack_opts.addresses)
+		return;
+	snprintf(name, sizeof(name), "%s_addresses", key);
+	tk_json_arr_open(j, name);
+	for (int i = f->n - 1; i >= 0; i--) {
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, f->addr[i]);
+		tk_json_str(j, NULL, hex);
+	}
+	tk_json_arr_close(j);
 }
 
 static void print_json_entry(const struct entry *e,
-			     const struct tk_stacks_print *how)
+			     const struct tk_stacks_print *how, long seq)
 {
 	struct tk_json j;
 
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "stack");
+	if (tk_opts.interval || tk_opts.time)
+		tk_json_time(&j);
+	if (tk_opts.interval)
+		tk_json_int(&j, "interval", seq);
 	if (!how->no_comm) {
 		tk_json_str(&j, "comm", e->comm);
 		tk_json_uint(&j, "pid", e->tgid);
@@ -579,11 +721,24 @@ static void print_json_entry(const struct entry *e,
 	tk_json_end(&j);
 }
 
-void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
+/* One block of output: in text, with -i a blank line first (as bcc's
+ * stackcount), with -T the time (HH:MM:SS); flushed before the counts
+ * are read, so that a reader that sees the header knows that what
+ * happened before it is in this block. seq: the interval, from 1. */
+static void print_block(struct bpf_object *obj, const struct tk_stacks_print *how,
+			bool take, long seq)
 {
+	char buf[32];
 	size_t i;
 
-	collect(obj, how);
+	if (!tk_opts.json) {
+		if (tk_opts.interval && !tk_stack_opts.folded)
+			putchar('\n');
+		if (tk_opts.time)
+			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
+		fflush(stdout);
+	}
+	collect(obj, how, take);
 	if (tk_stack_opts.folded && !tk_opts.json)
 		qsort(entries, n_entries, sizeof(*entries), by_line);
 	else
@@ -592,13 +747,19 @@ void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
 		const struct entry *e = &entries[i];
 
 		if (tk_opts.json)
-			print_json_entry(e, how);
+			print_json_entry(e, how, seq);
 		else if (tk_stack_opts.folded)
 			printf("%s %llu\n", e->folded, e->count);
 		else
 			print_report_entry(e, how);
 	}
 	fflush(stdout);
+	entries_reset();
+}
+
+void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
+{
+	print_block(obj, how, false, 0);
 }
 
 /* --- What made the stacks incomplete ------------------------------------ */
@@ -655,12 +816,41 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 			tool, l.events, tk_events_transport_name());
 }
 
+/* Until tk_exiting(), a block every tk_opts.interval seconds, its
+ * counts taken out of the map; then the last, part interval's. */
+static void run_intervals(struct bpf_object *obj, const struct tk_stacks_print *how)
+{
+	/* Intervals count from attach (tk_ready), not from start-up:
+	 * loading may take seconds. */
+	double next = tk_elapsed() + tk_opts.interval;
+	long seq = 0;
+
+	while (!tk_exiting()) {
+		double left = next - tk_elapsed();
+
+		if (left > 0) {
+			if (tk_events_poll(tk_wait_ms(left > 0.1 ? 100 : (int)(left * 1000) + 1)) < 0)
+				break;
+			continue;
+		}
+		print_block(obj, how, true, ++seq);
+		next += tk_opts.interval;
+	}
+	tk_stacks_wait();  /* drains the process notices */
+	tk_detach();
+	print_block(obj, how, true, ++seq);
+}
+
 void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
 {
 	tk_stacks_open(obj);
 	tk_ready();
-	tk_stacks_wait();
-	tk_detach();
-	tk_stacks_print(obj, how);
+	if (tk_opts.interval) {
+		run_intervals(obj, how);
+	} else {
+		tk_stacks_wait();
+		tk_detach();
+		tk_stacks_print(obj, how);
+	}
 	tk_stacks_report(obj, how);
 }

@@ -2,7 +2,9 @@
  * stackcount): their common options, sizing the maps of tk_stack.bpf.h,
  * noting processes as they appear (for symbols after they exit), and the
  * output: folded stacks for flamegraph.pl, bcc's multi-line report, or
- * NDJSON; and the report of everything that made the stacks incomplete.
+ * NDJSON, with offsets (-s) and raw addresses (-A) as bcc's tools show
+ * them, at exit or every interval (stackcount -i); and the report of
+ * everything that made the stacks incomplete.
  *
  *   tk_parse_args(&tool, ...)      tool.children = &tk_stack_argp
  *   skel = tk_load(..., configure) configure calls tk_stacks_configure
@@ -25,6 +27,10 @@ struct tk_stack_opts {
 				  * user frames */
 	bool annotations;        /* -a: "_[k]" after kernel frames */
 	bool inline_frames;      /* --inline */
+	bool offsets;            /* -s/--offset: "func+0x1a" */
+	bool addresses;          /* -A/--address (stackcount's -v): each
+				  * frame's raw address, in the report and
+				  * in JSON (not folded: as bcc) */
 	unsigned storage_size;   /* --stack-storage-size: stack map entries */
 	unsigned max_depth;      /* --perf-max-stack-depth */
 	unsigned max_stacks;     /* --max-stacks: counts map entries */
@@ -60,6 +66,9 @@ struct tk_stacks_print {
 	 * loss record, and what the text line says of each. */
 	const char *unseen_key;  /* "blocks_untimed" */
 	const char *unseen_text; /* "blocks not timed: ..." */
+	/* Raw addresses as bcc's stackcount prints them ("%-16x") rather
+	 * than as its profile does ("0x%016x"). */
+	bool bare_addresses;
 };
 
 /* Print every counted stack: folded (-f; identical lines merged), bcc's
@@ -74,7 +83,12 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 
 /* Everything after tk_load: note processes while tracing runs, until
  * --duration or a signal; stop tracing (so that symbolizing is not
- * counted, and the counts are of the run alone); print; report losses. */
+ * counted, and the counts are of the run alone); print; report losses.
+ * With tk_opts.interval (stackcount -i), print a block every interval
+ * seconds and clear the counts, as bcc's stackcount: in text a blank
+ * line, then with -T the time (HH:MM:SS), then the stacks; in JSON each
+ * record carries "time" and "interval" (1, 2, ...). The last block is
+ * the part interval at exit. */
 void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how);
 
 #endif

@@ -38,6 +38,8 @@ static const char doc[] =
 "Ctrl-C): bcc's report by default, with the most frequent stack last;\n"
 "-f one folded line per stack, as flamegraph.pl reads it\n"
 "(comm;outer;...;inner count, user frames then kernel frames); -j NDJSON.\n"
+"-A (as bcc's) puts each frame's raw address before it in the report and\n"
+"-j; -s shows each frame's offset in its function (func+0x1a).\n"
 "As in bcc, -c is --count (the sample period) and -d --delimited, so\n"
 "--cgroup and --duration have no short letter.\n"
 "\n"

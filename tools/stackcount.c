@@ -2,6 +2,7 @@
  * kernel function or a user function), as bcc's stackcount. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 static struct {
 	const char *spec;      /* EVENT as given */
 	bool per_process;      /* -P */
-} env;
+	int cpu;               /* -c; -1: every CPU */
+} env = { .cpu = -1 };
 
 /* What EVENT names: a tracepoint (category, name), else a function. */
 static char tp_category[TP_NAME_MAX], tp_name[TP_NAME_MAX];
@@ -28,6 +30,11 @@ static const struct argp_option options[] = {
 	{ "perpid", 'P', 0, 0,
 	  "Count and print stacks separately for each process", 0 },
 	{ 0, 'D', "SEC", 0, "Stop after SEC seconds (as --duration)", 0 },
+	{ "cpu", 'c', "CPU", 0, "Count only events on this CPU", 0 },
+	{ "interval", 'i', "SEC", 0,
+	  "Print the counts every SEC seconds, and start again from zero", 0 },
+	{ 0, 'v', 0, 0,
+	  "Show each frame's raw address (as --address; --verbose is the attach methods and libbpf's messages)", 0 },
 	{ 0 },
 };
 
@@ -49,11 +56,21 @@ static const char doc[] =
 "Each hit of the event counts its stacks: the kernel stack and the user\n"
 "stack of the task that hit it (-K, -U: only one of them). A user\n"
 "function has no kernel stack. Stacks are merged across processes unless\n"
-"-P is given. A tracepoint attaches with tp_btf, else raw_tp, else the\n"
-"classic tracepoint (syscalls:* exist only as classic tracepoints). With\n"
-"-p (or --tid) a user function is probed in that process only. Names are\n"
-"exact: no wildcards, one event per run, and no USDT probes. Since -d is\n"
-"--delimited here (as in bcc), the duration is -D or --duration.\n"
+"-P is given. -c counts only what happens on that CPU. A tracepoint\n"
+"attaches with tp_btf, else raw_tp, else the classic tracepoint\n"
+"(syscalls:* exist only as classic tracepoints). With -p (or --tid) a\n"
+"user function is probed in that process only. Names are exact: no\n"
+"wildcards, one event per run, and no USDT probes.\n"
+"\n"
+"Output: bcc's report by default, the largest count last; -f folded lines\n"
+"for flamegraph.pl; -j NDJSON. -s adds each frame's offset in its\n"
+"function (func+0x1a), -v each frame's raw address (report and -j). With\n"
+"-i SEC, a block every SEC seconds, as bcc's: a blank line, with -T the\n"
+"time (HH:MM:SS), then the stacks counted in that interval; with -j each\n"
+"record has \"time\" and \"interval\" (1, 2, ...). The last block, at\n"
+"exit, covers the part interval. As in bcc, -d is --delimited, -c --cpu\n"
+"and -v raw addresses: the duration is -D or --duration, the cgroup\n"
+"--cgroup, and the attach methods and libbpf's messages --verbose.\n"
 "\n"
 "Examples:\n"
 "  stackcount submit_bio                 # kernel stacks of submit_bio()\n"
@@ -61,7 +78,10 @@ static const char doc[] =
 "  stackcount -U -p 185 c:malloc         # user stacks of malloc() in 185\n"
 "  stackcount -P -D 5 raw_syscalls:sys_enter  # per process, for 5 s\n"
 "  stackcount -f -p 185 ./a.out:work > out.folded  # for flamegraph.pl\n"
-"  stackcount -j t:block:block_rq_issue  # NDJSON\n";
+"  stackcount -j t:block:block_rq_issue  # NDJSON\n"
+"  stackcount -s -v -p 185 c:malloc      # offsets and raw addresses\n"
+"  stackcount -Ti 5 t:sched:sched_switch # every 5 s, with the time\n"
+"  stackcount -c 1 t:sched:sched_switch  # on CPU 1 only\n";
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
@@ -72,6 +92,18 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'D':
 		tk_opts.duration = tk_arg_double("-D", arg, 0.001, 1e9);
+		break;
+	case 'c': {
+		int n = libbpf_num_possible_cpus();
+
+		env.cpu = tk_arg_long("-c/--cpu", arg, 0, n > 0 ? n - 1 : INT_MAX);
+		break;
+	}
+	case 'i':
+		tk_opts.interval = tk_arg_long("-i/--interval", arg, 1, 86400);
+		break;
+	case 'v':
+		tk_stack_opts.addresses = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (env.spec)
@@ -93,7 +125,7 @@ static const struct tk_tool tool = {
 	.doc = doc,
 	.options = options,
 	.parser = parse,
-	.own_letters = "d",
+	.own_letters = "dcv",
 	.extra = &tk_stack_argp,
 	.args_doc = "EVENT",
 };
@@ -197,6 +229,7 @@ static int configure(void *s, void *ctx)
 	struct stackcount_bpf *skel = s;
 
 	(void)ctx;
+	skel->rodata->target_cpu = env.cpu;
 	return tk_stacks_configure(skel->obj);
 }
 
@@ -204,7 +237,7 @@ TK_SKEL_OPS(stackcount_bpf);
 
 int main(int argc, char **argv)
 {
-	struct tk_stacks_print how = { .unit = "calls" };
+	struct tk_stacks_print how = { .unit = "calls", .bare_addresses = true };
 	struct stackcount_bpf *skel;
 	const char *binary;
 	pid_t pid;

@@ -4,6 +4,7 @@ import functools
 import glob
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -108,6 +109,50 @@ def run(name, *args, timeout=60, env=None):
     """Run a tool to completion (usage errors, --help, -d runs)."""
     return subprocess.run([tool_path(name), *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+
+
+def elf_functions(path):
+    """{function: (address, size)} from an ELF file's own symbol table
+    (nm -S), for checking the addresses and offsets the stack tools show."""
+    out = subprocess.run(["nm", "-S", "--defined-only", str(path)], capture_output=True,
+                         text=True, check=True).stdout
+    funcs = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tT":
+            funcs[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    return funcs
+
+
+def next_instruction_offsets(path):
+    """{(function, callee): [offsets in function of the instruction after
+    each call of callee]}, and (function, "syscall") likewise for system
+    call instructions, from the file's own code (objdump -d): where a
+    caller's frame returns to, and the user IP of a task in a system
+    call made there."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    funcs = elf_functions(path)
+    offsets, func, pending = {}, None, None
+    for line in dis.splitlines():
+        m = re.match(r"[0-9a-f]+ <([\w.]+)>:$", line)
+        if m:
+            func = m[1]
+            continue
+        m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
+        if not m:
+            continue
+        if pending:
+            offsets.setdefault(pending, []).append(int(m[1], 16) - funcs[func][0])
+            pending = None
+        if func not in funcs:
+            continue
+        call = re.search(r"<([\w.]+)>$", m[3])
+        if m[2].startswith(("call", "bl")) and call:
+            pending = (func, call[1])
+        elif m[2] in ("syscall", "svc"):
+            pending = (func, "syscall")
+    return offsets
 
 
 def json_lines(text):

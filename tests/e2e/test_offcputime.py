@@ -22,7 +22,7 @@ import subprocess
 import pytest
 
 from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, json_lines, loss_record,
-                      require, run)
+                      next_instruction_offsets, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -501,6 +501,55 @@ def test_dry_run_shows_the_probe_and_method(method):
     lines = r.stdout.splitlines()
     assert lines[0] == f"probe offcpu_switch {method} sched_switch", r.stdout
     assert len(lines) == 2 and re.fullmatch(r"transport (ringbuf|perf)", lines[1]), r.stdout
+
+
+# ---- -s: offsets ----
+
+def offsets_of_chain(frames, prog):
+    """frames (outermost first) with -s: the user chain at the code's own
+    places (objdump): each caller at the return address of its call, and
+    in a sleep wait_inner at the instruction after its system call;
+    every other frame name+0xN too, but what is not known. Returns the
+    frames without offsets."""
+    ret = next_instruction_offsets(prog)
+    names, chain = [], []
+    for f in frames:
+        if f.startswith("[unknown]"):
+            names.append(f)
+            continue
+        m = re.fullmatch(r"(.+)\+0x([0-9a-f]+)", f)
+        assert m, frames
+        names.append(m[1])
+        if m[1] in CHAIN:
+            chain.append((m[1], int(m[2], 16)))
+    assert [n for n, _ in chain] == CHAIN, frames
+    for (caller, off), (callee, _) in zip(chain, chain[1:]):
+        assert [off] == ret[(caller, callee)], (caller, callee, frames)
+    if names[-3:] == SLEEP_KERNEL_END:
+        assert [chain[-1][1]] == ret[("wait_inner", "syscall")], frames
+    return names
+
+
+def test_offset_in_folded_report_and_json(prog):
+    """-s (bcc's --offset): func+0xN in folded lines, the report and
+    JSON alike; the sleeping chain's offsets are where its code calls
+    and makes the system call."""
+    out, err, _, (took,) = trace(prog, ["-f", "-s", "-p", "PID"], ["sleep 2 50"])
+    lines = [(f[:1] + offsets_of_chain(f[1:], prog), n) for f, n in folded(out)
+             if f[0] == COMM and "wait_inner" in ";".join(f)]
+    (found,) = sleep_lines(lines, CHAIN)
+    assert_sleep_kernel(split_at(found[0], CHAIN))
+    assert_total(found[1], 2, 50, took, out, err)
+    out, err, pid, _ = trace(prog, ["-s", "-p", "PID"], ["sleep 2 50"])
+    blocks = [m.group(1) for m in REPORT_BLOCK.finditer(out)]
+    chains = [offsets_of_chain([l[4:] for l in reversed(b.splitlines())], prog)
+              for b in blocks if "wait_inner+0x" in b]
+    assert any(split_at(c, CHAIN) is not None and c[-3:] == SLEEP_KERNEL_END
+               for c in chains), out
+    out, err, _, _ = trace(prog, ["-j", "-s", "-p", "PID"], ["sleep 2 50"])
+    recs = [r for r in json_lines(out)[:-1] if any("wait_inner" in f for f in r["user"])]
+    chains = [offsets_of_chain(r["user"] + r["kernel"], prog) for r in recs]
+    assert any(c[-3:] == SLEEP_KERNEL_END for c in chains), out
 
 
 @pytest.mark.parametrize("args, message", [

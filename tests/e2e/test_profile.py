@@ -23,7 +23,8 @@ import subprocess
 
 import pytest
 
-from conftest import EMULATED_CPU, ROOT, Tool, json_lines, loss_record, run
+from conftest import (EMULATED_CPU, ROOT, Tool, elf_functions, json_lines, loss_record,
+                      next_instruction_offsets, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
@@ -495,6 +496,56 @@ def test_short_lived_process_still_symbolizes(progs, tmp_path):
     assert len(found) == 1, (out, err)
     (n,) = found.values()
     assert_about(n + missed, expected(cpu))
+
+
+# ---- raw addresses (-A) and offsets (-s) ----
+
+ADDRESS_FRAME = re.compile(r"0x([0-9a-f]{16}) (.+)")
+
+
+def chain_addresses(frames, path):
+    """frames (innermost first) as "ADDRESS name+0xN" (-A -s): the
+    chain's frames in the fixed-address executable path, checked
+    against its own code: c's address (where the sample stopped) within
+    c, each caller's the return address of its call, and each address
+    the function's start plus the offset shown. Returns the names."""
+    funcs, ret = elf_functions(path), next_instruction_offsets(path)
+    names, chain = [], []
+    for f in frames:
+        m = ADDRESS_FRAME.fullmatch(f)
+        assert m, frames
+        name, _, off = m[2].partition("+0x")
+        names.append(name)
+        if name in ("c", "b", "a", "main"):
+            start, size = funcs[name]
+            addr = int(m[1], 16)
+            assert addr == start + int(off, 16) and start <= addr < start + size, f
+            chain.append((name, addr - start))
+    for (callee, _), (caller, off) in zip(chain, chain[1:]):
+        assert [off] == ret[(caller, callee)], (caller, callee, frames)
+    return names
+
+
+def test_address_and_offset_show_where_each_frame_is(progs):
+    """-A (bcc's "0x%016x name" lines) with -s: in the fixed-address
+    executable, the chain's addresses are its code's own (nm -S,
+    objdump); JSON gives user_addresses beside user."""
+    path = progs["nopie"]
+    out, err, pid, (cpu, _) = profile(["-A", "-s", "-U", "-F", HZ, "-p", "PID"], path)
+    blocks = [b for b in report_blocks(out) if not any(f.startswith("[Missed ") for f in b[0])]
+    names = [chain_addresses(frames, path) for frames, _, _, _ in blocks]
+    n = sum(b[3] for b, f in zip(blocks, names) if f[:4] == ["c", "b", "a", "main"])
+    assert_about(n + collisions(err), expected(cpu))
+    out, err, _, _ = profile(["-j", "-A", "-U", "-F", HZ, "-p", "PID"], path)
+    funcs = elf_functions(path)
+    chain = 0
+    for r in json_lines(out)[:-1]:
+        assert len(r["user_addresses"]) == len(r["user"]), r
+        ours = [(f, int(a, 16)) for f, a in zip(r["user"], r["user_addresses"]) if f in funcs]
+        assert all(funcs[f][0] <= a < funcs[f][0] + funcs[f][1] for f, a in ours), r
+        if [f for f, _ in ours][-4:] == ["main", "a", "b", "c"]:
+            chain += r["value"]
+    assert chain > 0, out
 
 
 # ---- command line ----

@@ -10,14 +10,17 @@ failure itself is checked."""
 import os
 import platform
 import re
+import select
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
-                      kernel_has, loss_record, require, run)
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, elf_functions,
+                      json_lines, kernel_has, loss_record, next_instruction_offsets,
+                      require, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -33,6 +36,14 @@ SYSCALL_ENTRY = ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"]
 LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
         "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
         "stacks_truncated": 0}
+
+
+def last_possible_cpu():
+    with open("/sys/devices/system/cpu/possible") as f:
+        return int(re.split(r"[-,]", f.read().strip())[-1])
+
+
+LAST_CPU = last_possible_cpu()
 
 
 def kernel_version():
@@ -325,8 +336,11 @@ def test_dry_run_and_verbose_show_the_uprobe(progs):
     assert res.returncode == 0, res.stderr
     assert [l for l in res.stdout.splitlines() if l.startswith("probe ")] == [
         f"probe probe uprobe {path}:target_func"]
-    _, err, _ = trace(["-v", "-p", "PID", f"{path}:target_func"], path, [])
+    # -v is bcc's raw addresses here: the attach methods are --verbose.
+    _, err, _ = trace(["--verbose", "-p", "PID", f"{path}:target_func"], path, [])
     assert f"stackcount: probe probe: uprobe {path}:target_func\n" in err
+    _, err, _ = trace(["-v", "-p", "PID", f"{path}:target_func"], path, [])
+    assert err == ""
 
 
 # ---- tracepoints ----
@@ -364,7 +378,7 @@ def test_tracepoint_methods_count_exactly(progs, method):
     syscalls, exactly the 23 getppid calls have do_getppid's stack."""
     require(method)
     path = progs["nopie"]
-    out, err, _ = trace(["-j", "-v", "-p", "PID", "raw_syscalls:sys_enter"], path,
+    out, err, _ = trace(["-j", "--verbose", "-p", "PID", "raw_syscalls:sys_enter"], path,
                         ["getppid 23"], env={"TRACEKIT_ATTACH": method})
     recs = stacks(out)
     mine = [r for r in recs if r["user"][-len(GETPPID):] == GETPPID]
@@ -410,7 +424,7 @@ def test_kernel_function_counts_every_call(progs, method, prefix):
     require(method)
     fn = kernel_fn()
     path = progs["pie"]
-    out, err, _ = trace(["-j", "-v", "-p", "PID", prefix + fn], path, ["fsync 11"],
+    out, err, _ = trace(["-j", "--verbose", "-p", "PID", prefix + fn], path, ["fsync 11"],
                         env={"TRACEKIT_ATTACH": method})
     recs = stacks(out)
     assert sum(r["value"] for r in recs) == 11, recs
@@ -485,11 +499,32 @@ def test_event_that_names_nothing_is_a_usage_error(progs, event, why):
     (["--max-stacks", "0", "c:malloc"],
      "invalid --max-stacks value '0': expected an integer from 1 to 16777216"),
     (["-x", "c:malloc"], "unknown option '-x'"),
+    (["-c", "x", "c:malloc"], f"invalid -c/--cpu value 'x': expected an integer from 0 to {LAST_CPU}"),
+    (["-c", "-1", "c:malloc"], f"invalid -c/--cpu value '-1': expected an integer from 0 to {LAST_CPU}"),
+    (["-c", str(LAST_CPU + 1), "c:malloc"],
+     f"invalid -c/--cpu value '{LAST_CPU + 1}': expected an integer from 0 to {LAST_CPU}"),
+    (["-i", "0", "c:malloc"], "invalid -i/--interval value '0': expected an integer from 1 to 86400"),
+    (["-i", "x", "c:malloc"], "invalid -i/--interval value 'x': expected an integer from 1 to 86400"),
+    (["-i", "c:malloc"], "invalid -i/--interval value 'c:malloc': expected an integer from 1 to 86400"),
+    # -c is --cpu, as in bcc: the cgroup is --cgroup.
+    (["--cgroup", "/nonexistent", "c:malloc"],
+     "invalid --cgroup value '/nonexistent': not a cgroup directory (e.g. /sys/fs/cgroup/system.slice)"),
 ])
 def test_usage_errors(args, message):
     res = run("stackcount", *args)
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == f"stackcount: {message}; see 'stackcount --help'\n"
+
+
+def test_letters_follow_bcc():
+    """bcc's stackcount letters: -c is --cpu, -v raw addresses (as
+    --address), -i --interval, -s --offset; --cgroup and --verbose keep
+    their common meanings, long-only."""
+    r = run("stackcount", "--help")
+    assert r.returncode == 0
+    for pattern in (r"-c, --cpu=CPU", r"-v  ", r"-A, --address", r"-i, --interval=SEC",
+                    r"-s, --offset", r"--cgroup=PATH", r"--verbose  "):
+        assert re.search(rf"^\s+{pattern}", r.stdout, re.M), (pattern, r.stdout)
 
 
 def test_d_is_delimited_and_duration_is_long_or_D(progs):
@@ -565,3 +600,233 @@ def test_truncated_stacks_are_counted_with_their_fix(progs):
 def test_complete_run_reports_no_loss(progs):
     out, err = split_run(progs)
     assert err == "", err
+
+
+# ---- bcc's output options: -s offsets, -v raw addresses, -c CPU, -i ----
+
+def offset_frames(frames, path):
+    """frames (outermost first) as "func+0xN": the workload's own frames
+    must be where the code says, the innermost at target_func's first
+    instruction (the uprobe), each caller's at the return address of its
+    call (the chain's calls are one each); returns the frames without
+    offsets."""
+    ret = next_instruction_offsets(path)
+    names = []
+    for f in frames:
+        m = re.fullmatch(r"(.+)\+0x([0-9a-f]+)", f)
+        assert m, frames
+        names.append(m[1])
+    chain = [(name, int(f.rsplit("+0x", 1)[1], 16)) for name, f in zip(names, frames)]
+    ours = [(n, off) for n, off in chain if n in CALLS]
+    assert ours[-1] == ("target_func", 0), frames
+    for (caller, off), (callee, _) in zip(ours, ours[1:]):
+        if (caller, callee) == ("outer", "target_func") and CALLER_MAY_BE_MISSING:
+            continue  # middle missing (see CALLER_MAY_BE_MISSING)
+        assert [off] == ret[(caller, callee)], (caller, callee, frames)
+    return names
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+def test_offset_in_folded_report_and_json(progs, kind):
+    """-s: each frame as func+0xN, N from the frame's own address: 0 for
+    the probed function's entry, the return address of each call in its
+    callers, as objdump shows the executable's code; in the report, the
+    folded line and JSON alike."""
+    path = progs[kind]
+    out, err, _ = trace(["-f", "-s", "-p", "PID", f"{path}:target_func"], path, ["calls 6"])
+    stack, count = only(folded(out))
+    assert count == 6 and err == ""
+    assert ends_at_entry(offset_frames(stack.split(";"), path), CALLS), out
+    out, _, _ = trace(["-s", "-p", "PID", f"{path}:target_func"], path, ["calls 4"])
+    lines = out.split("\n")
+    frames = lines[:-3]
+    assert lines[-3:] == ["        4", "", ""] and all(f.startswith("    ") for f in frames), out
+    assert ends_at_entry(offset_frames([f[4:] for f in reversed(frames)], path), CALLS), out
+    out, _, _ = trace(["-j", "-s", "-p", "PID", f"{path}:target_func"], path, ["calls 3"])
+    (rec,) = stacks(out)
+    assert rec["value"] == 3 and "user_addresses" not in rec, rec
+    assert ends_at_entry(offset_frames(rec["user"], path), CALLS), rec
+
+
+def test_v_shows_raw_addresses_that_are_the_functions(progs):
+    """-v (--address): each frame's raw address, as bcc's stackcount
+    prints it ("%-16x " before the name); in the fixed-address executable
+    the address is the function's own (from its symbol table) plus the
+    offset -s shows, and lies within the function. JSON: user_addresses
+    beside user. Folded lines leave addresses out, as bcc's do."""
+    path = progs["nopie"]
+    funcs = elf_functions(path)
+    out, err, _ = trace(["-v", "-s", "-p", "PID", f"{path}:target_func"], path, ["calls 5"])
+    lines = out.split("\n")
+    assert lines[-3:] == ["        5", "", ""] and err == "", out
+    seen = []
+    for line in lines[:-3]:
+        m = re.fullmatch(r"    ([0-9a-f]+) +(\S+)\+0x([0-9a-f]+)", line)
+        assert m and line[4:21] == f"{int(m[1], 16):<16x} ", line
+        if m[2] in funcs:
+            start, size = funcs[m[2]]
+            assert int(m[1], 16) == start + int(m[3], 16) and \
+                start <= int(m[1], 16) < start + size, line
+            seen.append(m[2])
+    assert ends_at_entry(seen[::-1], CALLS), out
+    # Without -s, the same addresses, each within the function named.
+    out, _, _ = trace(["--address", "-p", "PID", f"{path}:target_func"], path, ["calls 2"])
+    names = []
+    for line in out.split("\n")[:-3]:
+        addr, name = line.split()
+        if name in funcs:
+            start, size = funcs[name]
+            assert start <= int(addr, 16) < start + size, line
+            names.append(name)
+    assert ends_at_entry(names[::-1], CALLS), out
+    out, _, _ = trace(["-j", "-v", "-p", "PID", f"{path}:target_func"], path, ["calls 3"])
+    (rec,) = stacks(out)
+    assert len(rec["user_addresses"]) == len(rec["user"]) and rec["value"] == 3, rec
+    ours = [(n, int(a, 16)) for n, a in zip(rec["user"], rec["user_addresses"]) if n in funcs]
+    assert ours[-1] == ("target_func", funcs["target_func"][0]), rec
+    assert all(funcs[n][0] <= a < funcs[n][0] + funcs[n][1] for n, a in ours), rec
+    out_v, _, _ = trace(["-f", "-v", "-p", "PID", f"{path}:target_func"], path, ["calls 2"])
+    out, _, _ = trace(["-f", "-p", "PID", f"{path}:target_func"], path, ["calls 2"])
+    assert out_v == out
+
+
+@pytest.mark.parametrize("event", ["uprobe", "tracepoint"])
+def test_cpu_counts_only_events_on_that_cpu(progs, event):
+    """-c CPU: the workload, pinned by the test to one CPU and then the
+    other, makes 7 calls on the first and 5 on the second; a stackcount
+    on each CPU counts just its own."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    path = progs["nopie"]
+    with Target(path) as t:
+        spec = f"{path}:target_func" if event == "uprobe" else "t:syscalls:sys_enter_getppid"
+        cmd = "calls" if event == "uprobe" else "getppid"
+        tools = [Tool("stackcount", "-f", "-U", "-c", cpu, "-p", t.pid, spec).start()
+                 for cpu in cpus[:2]]
+        try:
+            for cpu, n in zip(cpus, (7, 5)):
+                os.sched_setaffinity(t.pid, {cpu})
+                t.send(f"{cmd} {n}")
+            results = [tool.stop() for tool in tools]
+        finally:
+            for tool in tools:
+                tool.__exit__()
+    chain = CALLS if event == "uprobe" else GETPPID
+    for (out, err, rc), n in zip(results, (7, 5)):
+        assert rc == 0 and err == "", err
+        stack, count = only(folded(out))
+        assert count == n and ends_at_entry(stack.split(";"), chain), out
+
+
+class Output:
+    """A running tool's stdout, read as it comes: lines, and whether more
+    came by now."""
+
+    def __init__(self, proc):
+        self.fd = proc.stdout.fileno()
+        self.text = ""
+
+    def read(self, timeout):
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return False
+        data = os.read(self.fd, 65536)
+        assert data, f"the tool ended early: {self.text!r}"
+        self.text += data.decode()
+        return True
+
+    def drain(self):
+        """Everything written so far."""
+        while self.read(0):
+            pass
+        return self.text
+
+    def wait_for(self, done, timeout=30):
+        """Until done(text), a regex or a function."""
+        test = done if callable(done) else lambda text: re.search(done, text)
+        deadline = time.monotonic() + timeout
+        while not test(self.text):
+            left = deadline - time.monotonic()
+            assert left > 0, f"not yet {done!r} in {self.text!r}"
+            self.read(left)
+
+
+TIME_LINE = r"\n\d\d:\d\d:\d\d\n"
+
+
+def block_shows(k, count):
+    """Whether the k-th block (from 1) has printed a stack counted count."""
+    def test(text):
+        blocks = re.split(TIME_LINE, text)
+        return len(blocks) > k and f"\n        {count}\n\n" in blocks[k]
+    return test
+
+
+def interval_blocks(text):
+    """bcc's blocks with -T: a blank line, the time, the report."""
+    assert text.startswith("\n"), text
+    parts = re.split(r"\n(\d\d:\d\d:\d\d)\n", text)
+    assert parts[0] == "", text
+    return [(parts[i], parts[i + 1]) for i in range(1, len(parts), 2)]
+
+
+def test_interval_prints_each_intervals_counts(progs):
+    """-i 1 -T: a block a second, bcc's (a blank line, the time, the
+    stacks), each with the calls of its interval only. The workload's
+    bursts (3, 5, 4 calls) are synchronised with the output: a block's
+    header is flushed before its counts are read, so a burst whose
+    "done" came before the next header was seen is in the next block
+    whole; each next burst starts once the block with the last one has
+    printed it (its counts read, so taken out of the map)."""
+    path = progs["nopie"]
+    bursts = [3, 5, 4]
+    with Target(path) as t:
+        with Tool("stackcount", "-T", "-i", "1", "-p", t.pid, f"{path}:target_func") as tool:
+            out = Output(tool.proc)
+            for k, n in enumerate(bursts):
+                if k:
+                    out.wait_for(block_shows(k, bursts[k - 1]))
+                t.send(f"calls {n}")
+                assert len(re.findall(TIME_LINE, out.drain())) == k, \
+                    f"the test stalled for an interval: burst {n} may span two blocks"
+            out.wait_for(block_shows(len(bursts), bursts[-1]))
+            tool.proc.send_signal(signal.SIGINT)
+            rest, err, rc = tool.wait()
+    assert rc == 0 and err == "", err
+    blocks = interval_blocks(out.text + rest)
+    counts = []
+    for when, report in blocks:
+        entries = [e for e in report.split("\n\n") if e]
+        assert report == "" or report.endswith("\n\n"), report
+        assert len(entries) <= 1, report
+        if entries:
+            lines = entries[0].split("\n")
+            frames = [l[4:] for l in lines[:-1] if l.startswith("    ")]
+            assert ends_at_entry(frames[::-1], CALLS), report
+            counts.append(int(lines[-1]))
+        else:
+            counts.append(0)
+    assert counts[:3] == bursts and not any(counts[3:]), blocks
+
+
+def test_interval_json_records_carry_time_and_interval(progs):
+    """-j -i: each record has "time" and "interval"; across the blocks,
+    the calls add up to those made."""
+    path = progs["nopie"]
+    with Target(path) as t:
+        with Tool("stackcount", "-j", "-i", "1", "-p", t.pid, f"{path}:target_func") as tool:
+            out = Output(tool.proc)
+            t.send("calls 6")
+            out.wait_for(r'"value"')
+            t.send("calls 2")
+            out.wait_for(r'"value":2')
+            tool.proc.send_signal(signal.SIGINT)
+            rest, err, rc = tool.wait()
+    assert rc == 0 and err == "", err
+    recs = stacks(out.text + rest)
+    assert sum(r["value"] for r in recs) == 8, recs
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r["time"])
+               for r in recs), recs
+    seqs = [r["interval"] for r in recs]
+    assert seqs == sorted(seqs) and seqs[0] >= 1 and seqs[-1] > seqs[0], recs
