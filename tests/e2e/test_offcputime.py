@@ -579,5 +579,5 @@ def test_uid_is_long_only_since_u_is_user_threads():
     assert r.returncode == 0
     assert re.search(r"^\s+-u, --user-threads-only", r.stdout, re.M), r.stdout
     assert re.search(r"^\s+-d, --delimited", r.stdout, re.M), r.stdout
-    assert re.search(r"^\s+--uid=UID", r.stdout, re.M), r.stdout
+    assert re.search(r"^\s+--uid=USER", r.stdout, re.M), r.stdout
     assert re.search(r"^\s+--duration=SEC", r.stdout, re.M), r.stdout
