@@ -346,6 +346,31 @@ def kthread(tid):
     return bool(flags & PF_KTHREAD)
 
 
+@pytest.mark.parametrize("option", ["-p", "-t"])
+def test_pid_and_tid_lists_as_bcc_takes_them(prog, option):
+    """-p and -t take bcc's comma-separated lists: three workloads sleep,
+    the two listed are timed in full, the third not at all."""
+    with Target(prog) as a, Target(prog) as b, Target(prog) as c:
+        with Tool("offcputime", "-j", option, f"{a.pid},{c.pid}") as tool:
+            agent_before = agent_switches()
+            took = {t.pid: t.send(cmd) for t, cmd in
+                    ((a, "sleep 2 100"), (b, "sleep 3 100"), (c, "sleep 1 150"))}
+            agent = agent_switches() - agent_before
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    records = json_lines(out)
+    loss = loss_record(records)
+    assert loss["blocks_untimed"] <= agent, loss
+    chains = {}
+    for r in records[:-1]:
+        if r["comm"] == COMM and r["user"][-3:] == CHAIN:
+            chains[r["pid"]] = chains.get(r["pid"], 0) + r["value"]
+    assert set(chains) == {a.pid, c.pid}, records
+    assert_total(chains[a.pid], 2, 100, took[a.pid], out, not_timed=loss["blocks_untimed"])
+    assert_total(chains[c.pid], 1, 150, took[c.pid], out, not_timed=loss["blocks_untimed"])
+
+
+
 @pytest.mark.parametrize("flag, kernel_threads", [("-k", True), ("-u", False)])
 def test_thread_kind_filters(prog, flag, kernel_threads):
     with Target(prog) as t:

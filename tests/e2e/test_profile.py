@@ -404,6 +404,31 @@ def test_threads_with_pid_tid_and_L(progs):
     assert not matching(second_only, abc)
 
 
+@pytest.mark.parametrize("option", ["-p", "-L"])
+def test_pid_and_tid_lists_as_bcc_takes_them(progs, option):
+    """-p and -L take bcc's comma-separated lists: of three spinners the
+    two listed are sampled in full, the third not at all."""
+    spinners = [Spinner(progs[kind]) for kind in ("pie", "nopie", "lib")]
+    try:
+        a, b, c = spinners
+        with Tool("profile", "-f", "-U", "-F", HZ, option, f"{a.pid},{c.pid}") as tool:
+            for s in spinners:
+                s.start()
+            cpu = [s.done() for s in spinners]
+            out, err, rc = tool.stop()
+        for s in spinners:
+            s.close()
+    finally:
+        for s in spinners:
+            s.__exit__()
+    assert rc == 0, err
+    stacks, missed = split_missed(folded(out), err)
+    for kind, (cpu1, _) in (("pie", cpu[0]), ("lib", cpu[2])):
+        (n,) = matching(stacks, chain_re(f"stk-{kind}")).values()
+        assert_about(n + missed, expected(cpu1))
+    assert not any(s.startswith("stk-nopie") for s in stacks), stacks
+
+
 def cgroup2_root():
     with open("/proc/mounts") as f:
         for line in f:
