@@ -30,7 +30,7 @@ static const struct argp_option options[] = {
 	  "Only threads leaving in this state: 0 (preempted, still runnable), "
 	  "or a bitmask matched against the task state (1 TASK_INTERRUPTIBLE, "
 	  "2 TASK_UNINTERRUPTIBLE)", 0 },
-	{ 0, 't', "TID", 0, "Only this thread (as --tid)", 0 },
+	{ 0, 't', "TID", 0, "Only this thread, or these (1,2,3; as --tid)", 0 },
 	{ 0 },
 };
 

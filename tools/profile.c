@@ -25,7 +25,7 @@ static const struct argp_option options[] = {
 	  "Sample each CPU every NS nanoseconds of cpu-clock instead", 0 },
 	{ "cpu", 'C', "CPUS", 0, "Only these CPUs (a list such as 0,2-3)", 0 },
 	{ "include-idle", 'I', 0, 0, "Include the idle task's stacks", 0 },
-	{ 0, 'L', "TID", 0, "Only this thread (as --tid)", 0 },
+	{ 0, 'L', "TID", 0, "Only this thread, or these (1,2,3; as --tid)", 0 },
 	{ 0 },
 };
 
