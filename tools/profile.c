@@ -102,6 +102,12 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* bcc's hash of (process, stack) counts is tracekit's --max-stacks. */
+static const struct tk_bcc_missing bcc_missing[] = {
+	{ "--hash-storage-size", "use --max-stacks N (the distinct process and stack counts kept)" },
+	{ 0 },
+};
+
 static const struct tk_tool tool = {
 	.name = "profile",
 	.doc = doc,
@@ -110,6 +116,7 @@ static const struct tk_tool tool = {
 	.own_letters = "cd",
 	.extra = &tk_stack_argp,
 	.args_doc = "[duration]",
+	.bcc_missing = bcc_missing,
 };
 
 static int configure(void *s, void *ctx)

@@ -586,6 +586,7 @@ def test_address_and_offset_show_where_each_frame_is(progs):
     (["-U", "-K"], "-U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined"),
     (["--bogus"], "unknown option '--bogus'"),
     (["-z"], "unknown option '-z'"),
+    (["--hash-storage-size", "40960"], "bcc's option '--hash-storage-size' is not in tracekit: use --max-stacks N"),
     (["0"], "invalid duration value '0'"),
     (["1", "2"], "unexpected argument '2'"),
 ])
