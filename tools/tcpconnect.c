@@ -55,10 +55,11 @@ static const char doc[] =
 "24 hours, at most 10240 addresses, as bcc does. A connect's QUERY is the\n"
 "name last resolved to its destination, with \"(N ms)\" when that reply\n"
 "came more than 100 ms before; \"localhost\" for 127.0.0.1 and ::1, else\n"
-"\"No DNS Query\". It sees replies whose payload is in the packet's\n"
-"linear data (loopback, most network cards), over UDP, at most 1232\n"
-"bytes; replies it cannot read are counted at exit. In -j, \"query\" is\n"
-"the name or null and \"query_age_ms\" its age.\n"
+"\"No DNS Query\". It reads a reply's UDP payload, at most 1232 bytes,\n"
+"from the packet's linear data, where loopback puts it (a driver that\n"
+"leaves payloads in page fragments hides them); replies it cannot read\n"
+"are counted at exit. DNS over TCP or TLS is not seen. In -j, \"query\"\n"
+"is the name or null, and \"query_age_ms\" its age.\n"
 "--cgroup and --duration have no short letters here: -c is --count and\n"
 "-d is --dns, as in bcc.\n"
 "\n"
@@ -445,6 +446,8 @@ int main(int argc, char **argv)
 		tk_events_default_kb(256);  /* connects are few and small */
 	if (env.dns && !(dns_cache = tk_dns_cache_new(DNS_CACHE_MAX, DNS_TTL_NS)))
 		tk_fail("out of memory");
+	if (env.dns)
+		tk_info("-d sees DNS replies over UDP from port 53 whose payload is in the packet's linear data; not DNS over TCP or TLS");
 	skel = tk_load(&tcpconnect_bpf_ops, configure, NULL);
 	if (env.count) {
 		tk_ready();
