@@ -33,7 +33,7 @@ PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
-LDLIBS := -Wl,--as-needed -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm
+LDLIBS := -Wl,--as-needed -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm -lresolv
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
 
@@ -173,6 +173,8 @@ fuzz_src_maps := libtrace/symparse.c
 fuzz_src_perfmap := libtrace/symparse.c
 fuzz_src_config := tools/tracekitd/config.c
 fuzz_libs_config := -linih
+fuzz_src_dns := libtrace/dns.c
+fuzz_libs_dns := -lresolv
 
 $(OBJ)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_src_$$*) | $(OBJ)/fuzz
 	$(CLANG) $(FUZZ_CFLAGS) $< $(fuzz_src_$*) -o $@ $(fuzz_libs_$*)

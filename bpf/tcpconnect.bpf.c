@@ -14,7 +14,15 @@
  * sockets map. An AF_INET6 socket connecting to a v4-mapped address
  * enters tcp_v6_connect, then tcp_v4_connect on the same thread: the
  * inner entry replaces the outer one, the inner return reports it (as
- * IPv4, like bcc) and the outer return finds nothing. */
+ * IPv4, like bcc) and the outer return finds nothing.
+ *
+ * -d: DNS replies (UDP from port 53) are sent whole to userspace, which
+ * keeps the names they resolved to each address. bcc reads them in
+ * udp_recvmsg with a kprobe; here the tracepoint net:netif_receive_skb
+ * sees every received packet, so -d runs without kprobes. (The
+ * skb:skb_copy_datagram_iovec tracepoint would fire in the reader's
+ * context, but udp_recvmsg copies a linear datagram, the usual DNS reply,
+ * with copy_linear_skb, which does not fire it.) */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
@@ -26,6 +34,7 @@
 #include "tk_filter.bpf.h"
 
 const volatile bool count_mode = false;
+const volatile bool count_sport = false;  /* -s: the key holds the local port */
 const volatile int n_ports = 0;   /* -P: 0 for every port */
 const volatile unsigned short ports[TCPCONNECT_MAX_PORTS] = {};  /* host order */
 
@@ -42,6 +51,14 @@ struct {
 	__type(key, struct tcpconnect_key);
 	__type(value, u64);
 } counts SEC(".maps");
+
+/* -d: a DNS event is too large for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tcpconnect_dns);
+} dns_scratch SEC(".maps");
 
 static __always_inline int enter(struct sock *sk)
 {
@@ -93,6 +110,8 @@ static __always_inline void count_tuple(struct sock *sk, int ip, u16 dport)
 	read_addrs(sk, ip, key.saddr, key.daddr);
 	key.ip = ip;
 	key.dport = dport;
+	if (count_sport)
+		key.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	n = tk_lookup_or_init(&counts, &key, &zero);
 	if (n)
 		__sync_fetch_and_add(n, 1);
@@ -121,6 +140,8 @@ static __always_inline int leave(void *ctx, int ret, int ip)
 		return 0;
 	}
 	__builtin_memset(&e, 0, sizeof(e));
+	e.kind = TCPCONNECT_CONNECT;
+	e.ts = bpf_ktime_get_ns();
 	read_addrs(sk, ip, e.saddr, e.daddr);
 	e.pid = pid_tgid >> 32;
 	e.tid = tid;
@@ -181,6 +202,93 @@ SEC("kretprobe/tcp_v6_connect")
 int BPF_KRETPROBE(v6_connect_exit_kretprobe, int ret)
 {
 	return leave(ctx, ret, 6);
+}
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_UDP_ 17
+#define DNS_PORT 53
+
+/* The offset of the UDP header in a packet at its network header, or 0
+ * when it is not UDP (IPv6 extension headers and IPv4 fragments are not
+ * followed: DNS replies have neither). */
+static __always_inline u32 udp_offset(u16 proto, const unsigned char *l3)
+{
+	u8 b[10];
+
+	if (bpf_probe_read_kernel(b, sizeof(b), l3))
+		return 0;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		/* b[6..7]: flags and fragment offset; b[9]: protocol */
+		if (b[9] != IPPROTO_UDP_ || ((b[6] << 8 | b[7]) & 0x3fff))
+			return 0;
+		return (b[0] & 0xf) * 4;
+	}
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return b[6] == IPPROTO_UDP_ ? 40 : 0;  /* b[6]: next header */
+	return 0;
+}
+
+/* A received packet at its network header: send it on when it is a UDP
+ * datagram from port 53, its payload as far as it is in the linear data. */
+static __always_inline int dns_reply(void *ctx, struct sk_buff *skb)
+{
+	unsigned char *l3 = BPF_CORE_READ(skb, data);
+	u32 headlen = BPF_CORE_READ(skb, len) - BPF_CORE_READ(skb, data_len);
+	struct tcpconnect_dns *e;
+	u16 udp[4];   /* source, dest, length, checksum */
+	u32 off, zero = 0;
+	u64 n, wire;
+
+	off = udp_offset(BPF_CORE_READ(skb, protocol), l3);
+	if (!off || off + sizeof(udp) > headlen)
+		return 0;
+	if (bpf_probe_read_kernel(udp, sizeof(udp), l3 + off))
+		return 0;
+	if (udp[0] != bpf_htons(DNS_PORT) || bpf_ntohs(udp[2]) < sizeof(udp))
+		return 0;
+	e = bpf_map_lookup_elem(&dns_scratch, &zero);
+	if (!e)
+		return 0;
+	off += sizeof(udp);
+	wire = bpf_ntohs(udp[2]) - sizeof(udp);
+	n = headlen - off;   /* off <= headlen: checked above */
+	if (n > wire)
+		n = wire;
+	/* Opaque to clang, so that the bound is checked on the register
+	 * the read takes. */
+	barrier_var(n);
+	if (n > TCPCONNECT_DNS_MAX)
+		n = TCPCONNECT_DNS_MAX;
+	barrier_var(n);
+	if (n > TCPCONNECT_DNS_MAX)
+		return 0;
+	e->kind = TCPCONNECT_DNS;
+	e->ts = bpf_ktime_get_ns();
+	e->wire_len = wire;
+	if (bpf_probe_read_kernel(e->pkt, n, l3 + off))
+		n = 0;
+	e->len = n;
+	tk_emit(ctx, e, sizeof(*e));
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(dns_reply_tp_btf, struct sk_buff *skb)
+{
+	return dns_reply(ctx, skb);
+}
+
+SEC("raw_tp/netif_receive_skb")
+int BPF_PROG(dns_reply_raw_tp, struct sk_buff *skb)
+{
+	return dns_reply(ctx, skb);
+}
+
+SEC("tp/net/netif_receive_skb")
+int dns_reply_tp(struct trace_event_raw_net_dev_template *args)
+{
+	return dns_reply(args, args->skbaddr);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -11,8 +11,21 @@
 /* Distinct (source, destination, port) tuples counted with -c. */
 #define TCPCONNECT_MAX_TUPLES 10240
 
+/* Bytes of a DNS reply's UDP payload kept for -d: EDNS's usual limit
+ * (bcc keeps 512, which cuts many replies short). */
+#define TCPCONNECT_DNS_MAX 1232
+
+/* The events' first field, to tell them apart in the one buffer. */
+enum tcpconnect_kind {
+	TCPCONNECT_CONNECT = 1,
+	TCPCONNECT_DNS = 2,
+};
+
 /* Addresses in network byte order: IPv4 in the first 4 bytes. */
 struct tcpconnect_event {
+	unsigned int kind;      /* TCPCONNECT_CONNECT */
+	unsigned int pad;
+	unsigned long long ts;  /* ktime ns */
 	unsigned char saddr[16];
 	unsigned char daddr[16];
 	int pid;
@@ -24,12 +37,25 @@ struct tcpconnect_event {
 	char comm[TK_TASK_COMM_LEN];
 };
 
+/* -d: a UDP datagram from port 53 as it arrived (a DNS reply), parsed in
+ * userspace. */
+struct tcpconnect_dns {
+	unsigned int kind;      /* TCPCONNECT_DNS */
+	unsigned short len;     /* bytes in pkt */
+	unsigned short wire_len;/* the UDP payload's length: more than len
+				 * when it was cut (TCPCONNECT_DNS_MAX, or
+				 * not in the packet's linear data) */
+	unsigned long long ts;  /* ktime ns */
+	unsigned char pkt[TCPCONNECT_DNS_MAX];
+};
+
 /* -c: the key of the counts map (zeroed, so padding compares too). */
 struct tcpconnect_key {
 	unsigned char saddr[16];
 	unsigned char daddr[16];
 	unsigned short ip;
 	unsigned short dport;
+	unsigned short sport;   /* -s: the local port; else 0 */
 };
 
 #endif

@@ -2,27 +2,38 @@
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
-import time
+import threading
 import uuid
 
 import pytest
 
 from conftest import (Tool, assert_no_kernel_function_tracing, json_lines,
-                      loss_record, require, run)
+                      kernel_has, loss_record, require, run)
 
 METHODS = ["fentry", "kprobe"]
 EXIT_METHOD = {"fentry": "fexit", "kprobe": "kretprobe"}
-HEADER = "PID    COMM         IP SADDR            SPORT  DADDR            DPORT"
+# bcc's headers (tools/tcpconnect.py: "%-7s %-12s %-2s %-16s %-16s %-6s",
+# LPORT "%-6s" with -L, " QUERY" with -d; -c: "%-25s %-25s %-20s %-10s",
+# and libbpf-tools' LPORT "%-20s" with -s).
+HEADER = "PID     COMM         IP SADDR            DADDR            DPORT"
+LPORT_HEADER = "PID     COMM         IP SADDR            LPORT  DADDR            DPORT"
+DNS_HEADER = "PID     COMM         IP SADDR            DADDR            DPORT  QUERY"
 COUNT_HEADER = "LADDR                     RADDR                     RPORT                CONNECTS"
+SPORT_COUNT_HEADER = ("LADDR                     RADDR                     LPORT                "
+                      "RPORT                CONNECTS")
 COMM = "tkconnect"
 NOBODY = 65534
 
-# The helper: named COMM; for each line "IP ADDR PORT block|nb" on stdin it
-# connects a new socket (blocking or not) and answers "ERRNO SPORT".
+# The helper: named COMM; for each line "IP ADDR PORT block|nb|SPORT" on
+# stdin it connects a new socket (blocking or not) and answers "ERRNO
+# SPORT". A number for mode binds that local port first and closes the
+# socket with a reset once connected, so that the same local port can
+# connect to the same destination again (no TIME_WAIT).
 CHILD = r"""
-import ctypes, socket, sys
+import ctypes, socket, struct, sys
 ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)
 keep = []
 print("ready", flush=True)
@@ -30,6 +41,15 @@ for line in sys.stdin:
     ip, addr, port, mode = line.split()
     s = socket.socket(socket.AF_INET6 if ip == "6" else socket.AF_INET)
     keep.append(s)
+    if mode.isdigit():
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((addr, int(mode)))
+        s.connect((addr, int(port)))
+        sport = s.getsockname()[1]
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        keep.pop().close()
+        print(0, sport, flush=True)
+        continue
     if mode == "nb":
         s.setblocking(False)
         err = s.connect_ex((addr, int(port)))
@@ -117,15 +137,23 @@ def probes(stderr):
             for m in re.finditer(r"^tcpconnect: probe (\S+): (\S+) (\S+)$", stderr, re.M)}
 
 
-def expected_probes(method, ips=(4, 6)):
-    return {f"v{ip}_connect_{part}": (m, f"tcp_v{ip}_connect")
+DNS_TARGET = {"tp_btf": "netif_receive_skb", "raw_tp": "netif_receive_skb",
+              "tp": "net/netif_receive_skb"}
+
+
+def expected_probes(method, ips=(4, 6), dns=None):
+    """dns: the method of -d's probe, when it is on."""
+    want = {f"v{ip}_connect_{part}": (m, f"tcp_v{ip}_connect")
             for ip in ips for part, m in (("entry", method), ("exit", EXIT_METHOD[method]))}
+    if dns:
+        want["dns_reply"] = (dns, DNS_TARGET[dns])
+    return want
 
 
 def connects(out):
     """The connect records of a JSON run without their "time" (checked),
     and the loss record, which must say nothing was lost."""
-    records = json_lines(out)
+    records = json_lines(out) if isinstance(out, str) else out
     assert loss_record(records) == {"type": "loss", "events_lost": 0,
                                     "map_inserts_failed": 0}
     got = []
@@ -135,16 +163,20 @@ def connects(out):
     return got
 
 
-def tracing(method, *args):
-    env = {"TRACEKIT_ATTACH": method} if method else None
-    return Tool("tcpconnect", "-v", *args, env=env)
+def tracing(method, *args, dns=None):
+    """dns: the method -d's probe is to start at."""
+    attach = ",".join(m for m in (method, dns) if m)
+    return Tool("tcpconnect", "-v", *args, env={"TRACEKIT_ATTACH": attach} if attach else None)
 
 
-def stopped(t, method, ips=(4, 6)):
+def stopped(t, method, ips=(4, 6), dns=None, stderr=None):
+    """The tool's stdout; stderr: a list that gets its stderr lines."""
     out, err, rc = t.stop()
     assert rc == 0, err
     if method:
-        assert probes(err) == expected_probes(method, ips), err
+        assert probes(err) == expected_probes(method, ips, dns), err
+    if stderr is not None:
+        stderr.extend(err.splitlines())
     return out
 
 
@@ -173,9 +205,49 @@ def test_text_columns(servers, method):
             out = stopped(t, method)
     assert out.splitlines() == [
         HEADER,
-        f"{c.pid:<6} {COMM:<12} 4  {'127.0.0.1':<16} {sport4:<6} {'127.0.0.1':<16} {servers.v4[0]}",
-        f"{c.pid:<6} {COMM:<12} 6  {'::1':<16} {sport6:<6} {'::1':<16} {servers.v6[1]}",
+        f"{c.pid:<7} {COMM:<12} 4  {'127.0.0.1':<16} {'127.0.0.1':<16} {servers.v4[0]}",
+        f"{c.pid:<7} {COMM:<12} 6  {'::1':<16} {'::1':<16} {servers.v6[1]}",
     ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("opt", ["-L", "--lport", "-s"])
+def test_lport_column(servers, method, opt):
+    """-L (bcc) adds LPORT, the local port, between SADDR and DADDR; -s
+    (libbpf-tools' --source-port) does the same outside -c."""
+    require(method)
+    with Connector() as c:
+        with tracing(method, opt, "-p", c.pid) as t:
+            _, sport4 = c.connect(4, "127.0.0.1", servers.v4[0])
+            _, sport6 = c.connect(6, "::1", servers.v6[1])
+            out = stopped(t, method)
+    assert out.splitlines() == [
+        LPORT_HEADER,
+        f"{c.pid:<7} {COMM:<12} 4  {'127.0.0.1':<16} {sport4:<6} {'127.0.0.1':<16} {servers.v4[0]}",
+        f"{c.pid:<7} {COMM:<12} 6  {'::1':<16} {sport6:<6} {'::1':<16} {servers.v6[1]}",
+    ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_timestamp_and_uid_columns(servers, method):
+    """-t and -U: bcc's TIME(s) ("%-9.3f") and UID ("%-6d") in front, in
+    that order, with -L's LPORT; the seconds count up from the start."""
+    require(method)
+    with Connector(user=NOBODY) as c:
+        with tracing(method, "-t", "-U", "-L", "-p", c.pid) as t:
+            sports = [c.connect(4, "127.0.0.1", servers.v4[i])[1] for i in range(2)]
+            out = stopped(t, method)
+    lines = out.splitlines()
+    assert lines[0] == "TIME(s)  UID   " + LPORT_HEADER
+    assert len(lines) == 3, out
+    times = []
+    for line, sport, port in zip(lines[1:], sports, servers.v4):
+        m = re.fullmatch(r"(\d+\.\d{3}) +(.*)", line)
+        assert m and len(m[1]) <= 8 and line[8] == " ", line
+        assert line[9:] == (f"{NOBODY:<5} {c.pid:<7} {COMM:<12} 4  {'127.0.0.1':<16} "
+                            f"{sport:<6} {'127.0.0.1':<16} {port}"), line
+        times.append(float(m[1]))
+    assert times == sorted(times)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -200,6 +272,218 @@ def test_count_mode(servers, method):
         else:
             assert out.splitlines() == [COUNT_HEADER] + [
                 f"{addr:<25} {addr:<25} {port:<20} {n}" for _, addr, port, n in plan]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_count_per_source_port(servers, method):
+    """-c -s: one row per (source, destination, local port, port), with
+    libbpf-tools' LPORT column; the same connects without -s in one row
+    per destination. Local ports are bound by the helper, so that one of
+    them connects to one destination several times."""
+    require(method)
+    a, b = servers.v4[0], servers.v4[1]
+    with socket.socket() as s1, socket.socket() as s2:   # two free local ports
+        s1.bind(("127.0.0.1", 0))
+        s2.bind(("127.0.0.1", 0))
+        p1, p2 = s1.getsockname()[1], s2.getsockname()[1]
+    plan = [(p1, a), (p2, a), (p1, a), (p1, a), (p2, a), (0, b)]
+    for fmt in ("-j", None):
+        runs = {}
+        for opts in (["-s"], []):
+            with Connector() as c:
+                with tracing(method, "-c", *opts, "-p", c.pid, *([fmt] if fmt else [])) as t:
+                    done = [c.connect(4, "127.0.0.1", port, str(lport)) for lport, port in plan]
+                    runs[bool(opts)] = stopped(t, method)
+            assert all(err == 0 for err, _ in done), done
+            if opts:
+                ephemeral = done[-1][1]
+        per_port = [(p1, a, 3), (p2, a, 2), (ephemeral, b, 1)]
+        if fmt:
+            records = json_lines(runs[True])
+            assert loss_record(records)["map_inserts_failed"] == 0
+            assert records[:-1] == [{"type": "connect_count", "ip": 4, "saddr": "127.0.0.1",
+                                     "sport": lport, "daddr": "127.0.0.1", "dport": port,
+                                     "count": n} for lport, port, n in per_port]
+            records = json_lines(runs[False])
+            assert records[:-1] == [{"type": "connect_count", "ip": 4, "saddr": "127.0.0.1",
+                                     "daddr": "127.0.0.1", "dport": port, "count": n}
+                                    for port, n in ((a, 5), (b, 1))]
+        else:
+            assert runs[True].splitlines() == [SPORT_COUNT_HEADER] + [
+                f"{'127.0.0.1':<25} {'127.0.0.1':<25} {lport:<20} {port:<20} {n}"
+                for lport, port, n in per_port]
+            assert runs[False].splitlines() == [COUNT_HEADER] + [
+                f"{'127.0.0.1':<25} {'127.0.0.1':<25} {port:<20} {n}"
+                for port, n in ((a, 5), (b, 1))]
+
+
+def dns_name(name):
+    return b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+
+
+class DnsServer:
+    """A DNS server on a loopback address, port 53, in a thread: it answers
+    each query for a name in `answers` with that name's records, a list
+    of (owner or None for the question's name, "A"|"AAAA"|"CNAME", value);
+    a query for "garbage." gets bytes that are not DNS; an empty datagram
+    ends it."""
+
+    TYPES = {"A": 1, "CNAME": 5, "AAAA": 28}
+
+    def __init__(self, family, addr, answers):
+        self.answers = answers
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        self.sock.bind((addr, 53))
+        self.addr = (addr, 53)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def record(self, owner, rtype, value):
+        if rtype == "CNAME":
+            rdata = dns_name(value)
+        else:
+            rdata = socket.inet_pton(socket.AF_INET6 if rtype == "AAAA" else socket.AF_INET, value)
+        return ((b"\xc0\x0c" if owner is None else dns_name(owner))
+                + struct.pack(">HHIH", self.TYPES[rtype], 1, 60, len(rdata)) + rdata)
+
+    def serve(self):
+        while True:
+            query, peer = self.sock.recvfrom(512)
+            if not query:
+                return
+            end = 12
+            while query[end]:
+                end += query[end] + 1
+            labels, i = [], 12
+            while query[i]:
+                labels.append(query[i + 1:i + 1 + query[i]].decode())
+                i += query[i] + 1
+            name = ".".join(labels)
+            if name == "garbage":
+                self.sock.sendto(b"\x00not a DNS reply", peer)
+                continue
+            recs = self.answers[name]
+            reply = (query[:2] + struct.pack(">HHHHH", 0x8180, 1, len(recs), 0, 0)
+                     + query[12:end + 5] + b"".join(self.record(*r) for r in recs))
+            self.sock.sendto(reply, peer)
+
+    def resolve(self, name):
+        """Ask, as a resolver would, and wait for the reply."""
+        with socket.socket(self.sock.family, socket.SOCK_DGRAM) as s:
+            s.settimeout(60)
+            s.sendto(struct.pack(">HHHHHH", 0x4b54, 0x0100, 1, 0, 0, 0) + dns_name(name)
+                     + struct.pack(">HH", 1, 1), self.addr)
+            return s.recv(2048)
+
+    def close(self):
+        """Stop the thread first: a socket closed while a thread waits in
+        recvfrom stays bound to port 53 until that call returns."""
+        with socket.socket(self.sock.family, socket.SOCK_DGRAM) as s:
+            s.sendto(b"", self.addr)
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        self.sock.close()
+
+
+def query_cell(cell, name):
+    """QUERY as bcc prints it: the name, and "(N.NNNms)" when the reply
+    came more than 100 ms before the connect (a slow machine)."""
+    m = re.fullmatch(re.escape(name) + r"(?: \((\d+\.\d{3})ms\))?", cell)
+    assert m, (cell, name)
+    assert m[1] is None or float(m[1]) > 100, cell
+
+
+# -d's probe: each method of its chain, beside each connect method.
+DNS_METHODS = [("fentry", "tp_btf"), ("kprobe", "raw_tp"), ("kprobe", "tp")]
+
+
+@pytest.mark.parametrize("method,dns", DNS_METHODS)
+def test_dns_query_column(servers, method, dns):
+    """-d: a connect to an address a DNS reply gave carries the question's
+    name (A over IPv4, AAAA over IPv6, and through a CNAME); other
+    loopback connects are "localhost", an address no reply gave "No DNS
+    Query". The replies come from the test's own DNS servers on
+    loopback addresses, port 53."""
+    require(method)
+    require(dns)
+    tag = uuid.uuid4().hex[:8]
+    plain, alias, six = f"plain-{tag}.tk.test", f"alias-{tag}.tk.test", f"six-{tag}.tk.test"
+    b, c = int(tag[:2], 16), int(tag[2:4], 16) % 250 + 1
+    addr, other, cname_addr = (f"127.77.{b}.{c + i}" for i in range(3))
+    listeners = []
+    for a in (addr, other, cname_addr):
+        ls = socket.socket()
+        ls.bind((a, 0))
+        ls.listen(16)
+        listeners.append(ls)
+    port, port_other, port_cname = (ls.getsockname()[1] for ls in listeners)
+    answers = {
+        plain: [(None, "A", addr)],
+        alias: [(None, "CNAME", f"edge-{tag}.cdn.test"), (f"edge-{tag}.cdn.test", "A", cname_addr)],
+        six: [(None, "AAAA", "::1")],
+    }
+    v4 = DnsServer(socket.AF_INET, "127.53.0.1", answers)
+    v6 = DnsServer(socket.AF_INET6, "::1", answers)
+    try:
+        runs = {}
+        for fmt in (None, "-j"):
+            err = []
+            with Connector() as c:
+                with tracing(method, "-d", "-p", c.pid, *([fmt] if fmt else []), dns=dns) as t:
+                    v4.resolve(plain)
+                    v4.resolve(alias)
+                    v4.resolve("garbage")
+                    c.connect(4, addr, port)
+                    c.connect(4, other, port_other)
+                    c.connect(4, cname_addr, port_cname)
+                    c.connect(4, "127.0.0.1", servers.v4[0])
+                    c.connect(6, "::1", servers.v6[0])   # before the AAAA reply
+                    v6.resolve(six)
+                    c.connect(6, "::1", servers.v6[1])
+                    out = stopped(t, method, dns=dns, stderr=err)
+            runs[fmt] = (out, err, c.pid)
+    finally:
+        v4.close()
+        v6.close()
+        for ls in listeners:
+            ls.close()
+    want = [(4, addr, port, plain), (4, other, port_other, None),
+            (4, cname_addr, port_cname, alias), (4, "127.0.0.1", servers.v4[0], None),
+            (6, "::1", servers.v6[0], None), (6, "::1", servers.v6[1], six)]
+
+    out, err, pid = runs[None]
+    lines = out.splitlines()
+    assert lines[0] == DNS_HEADER
+    assert len(lines) == 1 + len(want), out
+    for line, (ip, daddr, dport, name) in zip(lines[1:], want):
+        saddr = "127.0.0.1" if ip == 4 else "::1"   # lo's source for 127/8
+        prefix = f"{pid:<7} {COMM:<12} {ip:<2} {saddr:<16} {daddr:<16} {dport:<6} "
+        assert line.startswith(prefix), (line, prefix)
+        if name:
+            query_cell(line[len(prefix):], name)
+        elif daddr in ("127.0.0.1", "::1"):
+            assert line[len(prefix):] == "localhost", line
+        else:
+            assert line[len(prefix):] == "No DNS Query", line
+    # Text mode says how many replies it could not read (the garbage one;
+    # the counts are at least the test's: others may come meanwhile).
+    unread = [line for line in err if "could not be read" in line]
+    assert len(unread) == 1 and re.fullmatch(
+        r"tcpconnect: [1-9]\d* of ([4-9]|\d\d+) DNS replies could not be read \(cut short, or not DNS\)",
+        unread[0]), err
+
+    out, err, pid = runs["-j"]
+    assert not [line for line in err if "could not be read" in line], err
+    records = json_lines(out)
+    dns_stats = records.pop(-2)
+    assert dns_stats["type"] == "dns", dns_stats
+    assert dns_stats["replies"] >= 4 and dns_stats["unreadable"] >= 1, dns_stats
+    got = connects(records)
+    assert len(got) == len(want), got
+    for r, (ip, daddr, dport, name) in zip(got, want):
+        age = r.pop("query_age_ms", None)
+        assert (r["daddr"], r["dport"], r["query"]) == (daddr, dport, name), r
+        assert (age is not None) == (name is not None) and (age is None or age >= 0), (r, age)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -331,6 +615,22 @@ def test_dry_run_names_the_methods(method):
     assert re.fullmatch(r"transport (ringbuf|perf)", lines[-1])
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_dns_dry_run_and_duration(method):
+    """-d adds its probe on net:netif_receive_skb, at the best method the
+    kernel has; --duration (no short letter here) ends a run by itself."""
+    require(method)
+    r = run("tcpconnect", "-d", "--dry-run", env={"TRACEKIT_ATTACH": method})
+    assert r.returncode == 0, r.stderr
+    best = next(m for m in ("tp_btf", "raw_tp", "tp") if kernel_has(m))
+    assert r.stdout.splitlines()[:-1] == [f"probe {p} {m} {f}" for p, (m, f) in
+                                          expected_probes(method, dns=best).items()]
+    r = run("tcpconnect", "-d", "-j", "--duration", "0.2", env={"TRACEKIT_ATTACH": method})
+    assert r.returncode == 0, r.stderr
+    records = json_lines(r.stdout)
+    assert records[-2]["type"] == "dns" and records[-1]["type"] == "loss", records
+
+
 @pytest.mark.parametrize("attach", [None, "kprobe"])
 def test_no_kernel_function_tracing_fails_in_one_line(attach):
     assert_no_kernel_function_tracing("tcpconnect", "tcp_v4_connect", attach=attach)
@@ -340,8 +640,9 @@ def test_help():
     r = run("tcpconnect", "--help")
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.startswith("Usage: tcpconnect [OPTION...]\n")
-    assert re.search(r"^  -c, --count ", r.stdout, re.M)
-    assert re.search(r"^      --cgroup=PATH ", r.stdout, re.M)
+    for opt in (r"-c, --count", r"-d, --dns", r"-L, --lport", r"-s, --source-port",
+                r"    --cgroup=PATH", r"    --duration=SEC"):
+        assert re.search(r"^  " + opt + " ", r.stdout, re.M), opt
 
 
 @pytest.mark.parametrize("args,words", [
@@ -355,6 +656,12 @@ def test_help():
     (["-4", "-6"], ["--ipv4", "--ipv6"]),
     (["-c", "-U"], ["--count", "--print-uid"]),
     (["-c", "/sys/fs/cgroup"], ["'/sys/fs/cgroup'"]),   # -c is --count here
+    (["-c", "-d"], ["--dns", "--count"]),
+    (["-d", "5"], ["'5'"]),                               # -d is --dns here
+    (["--duration", "-1"], ["--duration", "'-1'"]),
+    (["--duration", "soon"], ["--duration", "'soon'"]),
+    (["-L", "1"], ["'1'"]),
+    (["-s", "80"], ["'80'"]),
     (["--cgroup", "/nonexistent-tk"], ["--cgroup", "'/nonexistent-tk'"]),
     (["1"], ["'1'"]),
     (["--bogus"], ["'--bogus'"]),

@@ -18,6 +18,7 @@ static int configure(void *s, void *ctx)
 	(void)ctx;
 	sk->rodata->count_mode = true;
 	bpf_map__set_autocreate(sk->maps.tk_events, false);
+	tk_programs_off(sk->obj, "dns_reply_");  /* tcpconnect -d's */
 	return 0;
 }
 
