@@ -502,3 +502,25 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 			      (int)strcspn(pat, "*?[(|."), pat);
 	return (int)out->n;
 }
+
+int tk_func_spec_resolve(const char *spec, bool regex, pid_t pid,
+			 struct tk_func_target *t, struct tk_func_list *l,
+			 const char **func_part, char *err, size_t errlen)
+{
+	/* A regex may hold colons: its OBJ ends at the first one. */
+	const char *c = regex ? strchr(spec, ':') : strrchr(spec, ':');
+	int n;
+
+	memset(l, 0, sizeof(*l));
+	*func_part = c ? c + 1 : spec;
+	if (!regex && !tk_func_is_pattern(*func_part))
+		return tk_func_target_resolve(spec, pid, t, err, errlen) ?: 1;
+	n = tk_func_match(spec, regex, pid, l, err, errlen);
+	if (n == 1) {
+		memset(t, 0, sizeof(*t));
+		snprintf(t->binary, sizeof(t->binary), "%s", l->binary);
+		snprintf(t->func, sizeof(t->func), "%s", l->v[0].name);
+		tk_func_list_free(l);
+	}
+	return n;
+}

@@ -92,4 +92,14 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 
 void tk_func_list_free(struct tk_func_list *l);
 
+/* What a tool takes: SPEC, one function ([OBJ:]FUNC, functarget.h) or a
+ * pattern ([OBJ:]PATTERN, or anything with regex). One function, or a
+ * pattern that matches one, goes into t (l empty); several into l.
+ * Returns how many, or -errno with one line in err. *func_part points
+ * into spec at the function part (for messages). */
+struct tk_func_target;
+int tk_func_spec_resolve(const char *spec, bool regex, pid_t pid,
+			 struct tk_func_target *t, struct tk_func_list *l,
+			 const char **func_part, char *err, size_t errlen);
+
 #endif

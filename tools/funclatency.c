@@ -129,16 +129,6 @@ static unsigned long long unit_ns(void)
 	return env.millis ? 1000000 : env.micros ? 1000 : 1;
 }
 
-/* Is FUNC a pattern (or -r)? Its function part after LIB: (for a glob
- * the last colon, as for one function; a regex may hold colons). */
-static bool is_pattern(void)
-{
-	const char *c = env.regex ? strchr(env.spec, ':') : strrchr(env.spec, ':');
-
-	pattern = c ? c + 1 : env.spec;
-	return env.regex || tk_func_is_pattern(pattern);
-}
-
 /* FUNC must name something that exists, and a user function's process
  * must exist: a usage error (exit 2) otherwise. A pattern that matches
  * one function is that function. */
@@ -146,22 +136,12 @@ static void resolve(void)
 {
 	pid_t pid = tk_opts.filter.tgid ? tk_opts.filter.tgid : tk_opts.filter.tid;
 	char err[PATH_MAX + 256];
-	int n;
 
-	if (!is_pattern()) {
-		if (tk_func_target_resolve(env.spec, pid, &target, err, sizeof(err)))
-			tk_usage_error("invalid FUNC '%s': %s", env.spec, err);
-	} else {
-		n = tk_func_match(env.spec, env.regex, pid, &funcs, err, sizeof(err));
-		if (n < 0)
-			tk_usage_error("invalid FUNC '%s': %s", env.spec, err);
-		if (n == 1) {
-			snprintf(target.binary, sizeof(target.binary), "%s", funcs.binary);
-			snprintf(target.func, sizeof(target.func), "%s", funcs.v[0].name);
-			tk_func_list_free(&funcs);
-		}
-	}
-	if (target.binary[0] && pid && kill(pid, 0) && errno == ESRCH)
+	if (tk_func_spec_resolve(env.spec, env.regex, pid, &target, &funcs,
+				 &pattern, err, sizeof(err)) < 0)
+		tk_usage_error("invalid FUNC '%s': %s", env.spec, err);
+	if ((target.binary[0] || funcs.binary[0]) && pid && kill(pid, 0) &&
+	    errno == ESRCH)
 		tk_usage_error("invalid --%s value '%d': no such process",
 			       tk_opts.filter.tgid ? "pid" : "tid", (int)pid);
 }
