@@ -90,7 +90,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'F': env.per_func = true; break;
 	case 'r': env.regex = true; break;
 	case 'l':
-		env.level = tk_arg_long("-l/--level", arg, 1, FUNCLATENCY_MAX_DEPTH);
+		env.level = tk_arg_long("--level", arg, 1, FUNCLATENCY_MAX_DEPTH);
 		break;
 	case ARGP_KEY_ARG:
 		if (env.spec)

@@ -6,6 +6,7 @@
  *   fsync N       make the fsync syscall N times, on stdin (a pipe: it
  *                 fails with EINVAL, past the syscall's entry point, which
  *                 the kernel function tests trace)
+ *   fdatasync N   the same with the fdatasync syscall
  *   recurse D     call recurse(D), which calls itself D times: D+1 calls,
  *                 each inside the one before
  *   calls A B C   call tk_fn_alpha() A times, tk_fn_beta() B times and
@@ -92,6 +93,9 @@ int main(void)
 		else if (!strcmp(cmd, "fsync"))
 			for (i = 0; i < n; i++)
 				syscall(SYS_fsync, 0);
+		else if (!strcmp(cmd, "fdatasync"))
+			for (i = 0; i < n; i++)
+				syscall(SYS_fdatasync, 0);
 		else if (!strcmp(cmd, "recurse"))
 			recurse((int)n);
 		else if (!strcmp(cmd, "calls"))
