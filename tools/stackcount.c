@@ -175,8 +175,8 @@ static void resolve(void)
 
 	for (rest = s; (rest = strchr(rest, ':')); rest++)
 		parts++;
-	if (parts == 3 && !strncmp(s, "t:", 2)) {
-		if (!split_tracepoint(s + 2))
+	if (!strncmp(s, "t:", 2)) {
+		if (parts != 3 || !split_tracepoint(s + 2))
 			tk_usage_error("invalid EVENT '%s': expected t:CATEGORY:NAME, such as t:sched:sched_switch",
 				       s);
 		if (tk_tracepoint_lookup(tp_category, tp_name) != TK_TP_FOUND)
