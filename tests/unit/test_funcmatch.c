@@ -146,6 +146,13 @@ static void test_bad_patterns(void **state)
 	assert_int_equal(tk_func_pattern_init(&p, "", false, err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(err, "empty function pattern");
+	/* what would take gigabytes to compile (found by fuzzing) */
+	assert_int_equal(tk_func_pattern_init(&p, "a+++++++++++++++++++++++", true,
+					      err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "more than 8 '+' or '{...}' repetitions in the regex (each doubles glibc's compiled regex)");
+	init(&p, "a+b+c{1,2}d+", true);
+	assert_true(tk_func_pattern_match(&p, "aabccd"));
+	tk_func_pattern_free(&p);
 }
 
 static void test_filter_file(void **state)
