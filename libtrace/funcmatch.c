@@ -36,19 +36,35 @@ bool tk_func_is_pattern(const char *name)
 	return strpbrk(name, "*?[") != NULL;
 }
 
-/* glibc's regcomp copies the operand of each '+' and '{m,n}' (a+ is
- * aa*), so that n of them nested or in a row ("a+++...") take 2^n
- * memory: 22 took 800 MB when fuzzed. Count them (escaped or in a
- * bracket or not: an upper bound is enough). */
-#define TK_REGEX_MAX_REPEATS 8
+/* glibc's regcomp copies the operand of each '+' (a+ is aa*) and of a
+ * bound as many times as it says (a{3} is aaa), nested or in a row:
+ * "a+++..." with 22 took 800 MB when fuzzed. An upper bound of the
+ * copies (every '+' doubling, every {m,n} multiplying by n + 1, escaped
+ * or in a bracket or not) must stay under this. */
+#define TK_REGEX_MAX_COPIES 256
 
-static int doubling_repeats(const char *s)
+static bool regex_too_big(const char *s)
 {
-	int n = 0;
+	unsigned long copies = 1, n;
 
-	for (; *s; s++)
-		n += *s == '+' || *s == '{';
-	return n;
+	for (; *s; s++) {
+		if (*s == '+') {
+			copies *= 2;
+		} else if (*s == '{') {
+			const char *p = s + 1;
+
+			char *q;
+
+			n = strtoul(p, (char **)&p, 10);
+			/* {m,n}: n copies; {m,}: m and a star */
+			if (*p == ',' && (unsigned long)strtoul(p + 1, &q, 10) > n)
+				n = strtoul(p + 1, NULL, 10);
+			copies *= (n < RE_DUP_MAX ? n : RE_DUP_MAX) + 1;
+		}
+		if (copies > TK_REGEX_MAX_COPIES)
+			return true;
+	}
+	return false;
 }
 
 int tk_func_pattern_init(struct tk_func_pattern *p, const char *text,
@@ -64,10 +80,10 @@ int tk_func_pattern_init(struct tk_func_pattern *p, const char *text,
 		return seterr(err, errlen, -EINVAL, "empty function pattern");
 	if (!regex)
 		return 0;
-	if (doubling_repeats(text) > TK_REGEX_MAX_REPEATS)
+	if (regex_too_big(text))
 		return seterr(err, errlen, -EINVAL,
-			      "more than %d '+' or '{...}' repetitions in the regex (each doubles glibc's compiled regex)",
-			      TK_REGEX_MAX_REPEATS);
+			      "too many repetitions ('+', '{m,n}') in the regex: glibc would compile over %d copies of a part of it",
+			      TK_REGEX_MAX_COPIES);
 	/* The whole name, as bcc's re.fullmatch: "vfs_read" does not
 	 * match vfs_readv. */
 	if (asprintf(&anchored, "^(%s)$", text) < 0)
