@@ -386,6 +386,20 @@ def uprobe_multi_method():
 USER_METHODS = [None, "uprobe"]  # the kernel's best; one uprobe per function
 
 
+def has_cookies():
+    """BPF cookies (5.15): the kernel's bpf_get_attach_cookie for perf
+    event links."""
+    return has_ksym("bpf_get_attach_cookie_pe")
+
+
+def require_cookies():
+    """-F over several user functions needs BPF cookies; the refusal
+    without them is checked where the kernel lacks them (the VM's 5.10)."""
+    if not has_cookies():
+        pytest.skip("this kernel has no BPF cookies: -F over user functions is "
+                    "refused (test_per_function_user_without_cookies_is_refused)")
+
+
 def user_method(attach):
     return attach or uprobe_multi_method()
 
@@ -411,6 +425,7 @@ def test_glob_times_every_matched_function_in_one_histogram(progs, attach):
 def test_per_function_histograms(progs, kind, attach):
     """-F: a histogram per function, named; across processes too (no -p:
     the cookie, not the address, says which function a hit is)."""
+    require_cookies()
     path = progs[kind]
     out, _, _ = trace(["-j", "-F", f"{path}:tk_fn_*"], path, [CALLS, CALLS],
                       env={"TRACEKIT_ATTACH": attach} if attach else None)
@@ -423,6 +438,7 @@ def test_per_function_histograms(progs, kind, attach):
 def test_per_function_text_is_bccs_layout(progs):
     """bcc's sections: "Function = NAME" and its histogram, for each
     function called, in name order; then one summary of all calls."""
+    require_cookies()
     path = progs["pie"]
     out, _, _ = trace(["-m", "-F", "-p", "PID", f"{path}:tk_fn_*"], path, [CALLS])
     sections = re.findall(r"\nFunction = (\w+)\n     msecs               : "
@@ -434,6 +450,7 @@ def test_per_function_text_is_bccs_layout(progs):
 
 
 def test_regex_matches_whole_names(progs):
+    require_cookies()
     path = progs["nopie"]
     out, _, _ = trace(["-j", "-F", "-r", "-p", "PID", f"{path}:tk_fn_(alpha|gamma)"],
                       path, [CALLS])
@@ -444,6 +461,18 @@ def test_regex_matches_whole_names(progs):
     assert res.returncode == 2
     assert res.stderr == (f"funclatency: invalid FUNC '{path}:tk_fn_': no function matches "
                           f"the regex 'tk_fn_' ({path}: .symtab); see 'funclatency --help'\n")
+
+
+def test_per_function_user_without_cookies_is_refused(progs):
+    if has_cookies():
+        pytest.skip("this kernel has BPF cookies: -F over user functions works "
+                    "(test_per_function_histograms)")
+    res = run("funclatency", "-F", f"{progs['pie']}:tk_fn_*")
+    assert (res.returncode, res.stdout) == (1, "")
+    assert res.stderr == ("funclatency: -F over several user functions needs BPF cookies "
+                          "(bpf_get_attach_cookie, Linux 5.15): a hit's address differs in "
+                          "each process (ASLR); use a kernel with them, or one function "
+                          "per run\n")
 
 
 def test_pattern_of_one_function_is_that_function(progs):
@@ -491,6 +520,7 @@ def test_level_times_only_the_outermost_calls(progs, level, total):
 def test_level_across_functions(progs):
     """-l 1: tk_fn_beta inside tk_fn_gamma is nested, so not timed: only
     the 5 calls made on their own are."""
+    require_cookies()
     path = progs["pie"]
     out, _, _ = trace(["-j", "-F", "-l", "1", "-p", "PID", f"{path}:tk_fn_*"], path,
                       [CALLS])
