@@ -429,11 +429,6 @@ static bool note_failure(struct family *f, const struct method *m,
 		/* Probed before: the kernel has it, and refused these. */
 		snprintf(why, sizeof(why), "%s %s: %s", m->name, target,
 			 strerror(-err));
-	} else if (f->target && f->target->funcs && !at_load && failed_func) {
-		snprintf(why, sizeof(why), "%s: %s refused (%s)%s", m->name,
-			 failed_func, strerror(-err),
-			 m->chain == CH_KFUNC && (err == -ENOENT || err == -EINVAL) ?
-			 "; leave it out of the pattern" : "");
 	} else if (m->chain == CH_KFUNC && m->rank == 0 &&
 		   (err == -ESRCH || err == -ENOENT)) {
 		snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
@@ -458,6 +453,12 @@ static bool note_failure(struct family *f, const struct method *m,
 				: "no kprobe PMU and no kprobe_events in tracefs");
 		snprintf(fix, sizeof(fix), "CONFIG_KPROBES=y for kprobes");
 		kernel_wide = true;
+	} else if (f->target && f->target->funcs && !at_load && failed_func) {
+		/* One probe per function: say which one the kernel refused. */
+		snprintf(why, sizeof(why), "%s: %s refused (%s)%s", m->name,
+			 failed_func, strerror(-err),
+			 m->chain == CH_KFUNC && (err == -ENOENT || err == -EINVAL) ?
+			 "; leave it out of the pattern" : "");
 	} else if (m->chain == CH_KFUNC && !at_load &&
 		   (err == -ENOENT || err == -EINVAL)) {
 		snprintf(why, sizeof(why), "%s: %s is not a traceable kernel function (see /proc/kallsyms, available_filter_functions)",

@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Tool, json_lines, kernel_has, loss_record, require, run
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
+                      kernel_has, loss_record, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -612,3 +613,10 @@ def test_kernel_regex_in_one_histogram(progs, attach):
                       env={"TRACEKIT_ATTACH": attach} if attach else None)
     (h,) = histograms(out)
     assert (h["pattern"], h["functions"], h["total"]) == (prefix + "f(data)?sync", 2, 10)
+
+
+def test_kernel_pattern_without_kprobes_fails_in_one_line():
+    """Several kernel functions take no fentry: without kprobes the one
+    line names what is missing (this host)."""
+    assert_no_kernel_function_tracing("funclatency", "vfs_(read|write) (2 functions)",
+                                      "-r", "vfs_(read|write)", attach="kprobe")

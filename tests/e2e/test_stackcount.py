@@ -662,3 +662,8 @@ def test_kernel_glob_counts_every_call(progs, attach):
                         else "kprobe")
     probes = [l for l in err.splitlines() if l.startswith("stackcount: probe ")]
     assert probes == [f"stackcount: probe probe: {method} {KERNEL_GLOB} (2 functions)"]
+
+
+def test_kernel_pattern_without_kprobes_fails_in_one_line():
+    assert_no_kernel_function_tracing("stackcount", "vfs_(read|write) (2 functions)",
+                                      "-r", "vfs_(read|write)", attach="kprobe")
