@@ -220,9 +220,9 @@ static void exclude_methods(struct family *f)
 					: tk_uprobe_multi_supported();
 	if (!multi_ok && (f->avail[f->chain] & (1u << mr))) {
 		f->avail[f->chain] &= ~(1u << mr);
-		tk_info("probe %s: no %s in this kernel; one %s per function",
-			f->name, f->chain == CH_KFUNC ? "kprobe.multi" : "uprobe.multi",
-			f->chain == CH_KFUNC ? "kprobe" : "uprobe");
+		tk_info("no %s in this kernel: probe %s attaches one %s per function",
+			f->chain == CH_KFUNC ? "kprobe.multi" : "uprobe.multi",
+			f->name, f->chain == CH_KFUNC ? "kprobe" : "uprobe");
 	}
 }
 

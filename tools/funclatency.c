@@ -1,4 +1,4 @@
-/* funclatency: time a kernel or user function, as a log2 histogram. */
+/* funclatency: time kernel or user functions, as log2 histograms. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <signal.h>
@@ -40,7 +40,7 @@ static const struct argp_option options[] = {
 };
 
 static const char doc[] =
-"Time a kernel or user function: a histogram of its latency.\n"
+"Time kernel or user functions: a histogram of their latency.\n"
 "\v"
 "FUNC is one of:\n"
 "  vfs_read             a kernel function (fentry/fexit, else kprobes)\n"

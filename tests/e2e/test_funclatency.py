@@ -374,8 +374,10 @@ PER_FUNCTION = {"tk_fn_alpha": 3, "tk_fn_beta": 5 + 7, "tk_fn_gamma": 7}
 
 
 def has_ksym(name):
-    """Does this kernel have function name? For what the tool should pick
-    (the kernel's multi-link attach code), independent of its own probe."""
+    """Does this kernel have function name? For what the tool should pick,
+    independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1
+    has kprobe.multi's code but CONFIG_FPROBE unset: its link attach is a
+    stub), uprobe.multi bpf_uprobe_multi_link_attach (6.6)."""
     with open("/proc/kallsyms") as f:
         return any(line.split()[2:3] == [name] for line in f)
 
@@ -579,7 +581,7 @@ def kernel_glob():
 def kernel_multi_method(attach):
     if attach:
         return attach
-    return "kprobe_multi" if has_ksym("bpf_kprobe_multi_link_attach") else "kprobe"
+    return "kprobe_multi" if has_ksym("fprobe_register") else "kprobe"
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
