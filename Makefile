@@ -14,8 +14,8 @@
 #   make deps       install the Debian packages that build and tests need
 #   make install    the tools, tracekitd, its unit and default config
 #                   (PREFIX=/usr/local, DESTDIR for staging)
-#   make fuzz       fuzz the JSON escaper, the symbol-file parsers and
-#                   tracekitd's config reader
+#   make fuzz       fuzz the JSON escaper, the symbol-file parsers, the
+#                   function matcher and tracekitd's config reader
 #                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
 ARCH := $(shell uname -m)
@@ -172,6 +172,8 @@ fuzz_src_kallsyms := libtrace/symparse.c
 fuzz_src_maps := libtrace/symparse.c
 fuzz_src_perfmap := libtrace/symparse.c
 fuzz_src_config := tools/tracekitd/config.c
+fuzz_src_funcmatch := libtrace/funcmatch.c libtrace/functarget.c
+fuzz_libs_funcmatch := -lelf
 fuzz_libs_config := -linih
 fuzz_src_dns := libtrace/dns.c
 fuzz_libs_dns := -lresolv

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* funclatency: time each call of one function, kernel or user, into a
- * log2 histogram.
+/* funclatency: time each call of a function, kernel or user, or of the
+ * functions a pattern matches, into log2 histograms (one, or one per
+ * function with -F).
  *
  * Each probe is written once per attach method; libtrace points the
- * chosen ones at the function (tk_set_target): entry_fentry/exit_fexit
- * or entry_kprobe/exit_kretprobe for a kernel function, entry_uprobe/
- * exit_uretprobe for a user one.
+ * chosen ones at the functions (tk_set_target, tk_set_target_multi):
+ * entry_fentry/exit_fexit or entry_kprobe/exit_kretprobe for a kernel
+ * function, entry_kprobe_multi/exit_kretprobe_multi (else the kprobes,
+ * one per function) for several, entry_uprobe/exit_uretprobe for a user
+ * function and the _multi ones for several.
  *
- * Start times are kept per thread as a stack, so that a call made while
+ * Start times (and which function each call is) are kept per thread as
+ * a stack, across all the functions, so that a call made while
  * another is running on the same thread (recursion, or an interrupt that
  * calls the function again) is timed too, each return popping its own
  * call: bcc keeps one start time per thread and loses the outer call.
@@ -27,9 +31,25 @@
 
 const volatile unsigned long long unit_ns = 1;  /* 1000 for -u, 1000000 for -m */
 
+/* -F: one histogram per function, hist[i] for function i; how a hit
+ * knows its function: the BPF cookie (its index, set at attach) when
+ * the kernel has cookies, else (kprobes only) its address, searched in
+ * func_addrs (sorted) for the last function starting at or below it. */
+const volatile bool per_func = false;
+const volatile bool use_cookie = false;
+const volatile unsigned int n_funcs = 1;
+const volatile unsigned long long func_addrs[FUNCLATENCY_MAX_FUNCS];
+
+/* -l: calls nested deeper than this are not timed (bcc: "the outermost
+ * n levels"); without -l every level up to FUNCLATENCY_MAX_DEPTH is,
+ * and deeper ones are counted as failed map inserts. */
+const volatile unsigned int max_level = FUNCLATENCY_MAX_DEPTH;
+const volatile bool level_set = false;
+
 struct start {
 	u64 ts[FUNCLATENCY_MAX_DEPTH];
-	u32 depth;  /* calls open; those above MAX_DEPTH have no time */
+	u32 func[FUNCLATENCY_MAX_DEPTH];
+	u32 depth;  /* calls open; those at max_level and above have no time */
 };
 
 struct {
@@ -39,6 +59,7 @@ struct {
 	__type(value, struct start);
 } starts SEC(".maps");
 
+/* One entry per function with -F (userspace sets max_entries), else 1. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -58,7 +79,41 @@ static __always_inline u32 thread_key(void)
 	return tid ? tid : 0x80000000u | bpf_get_smp_processor_id();
 }
 
-static __always_inline int on_entry(void)
+/* The index of the last function at or below ip: a binary search of
+ * at most log2(FUNCLATENCY_MAX_FUNCS) + 1 steps. */
+static __always_inline u32 func_by_ip(u64 ip)
+{
+	u32 lo = 0, hi = n_funcs, mid, i;
+
+	for (i = 0; i < FUNCLATENCY_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) / 2;
+		if (mid >= FUNCLATENCY_MAX_FUNCS)
+			break;
+		if (func_addrs[mid] <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Which function of the pattern this entry is (0 without -F). The
+ * branches not taken are dead code to the verifier (read-only data),
+ * so a kernel without bpf_get_attach_cookie loads the program too. */
+static __always_inline u32 func_index(void *ctx, bool kprobe)
+{
+	if (!per_func)
+		return 0;
+	if (use_cookie)
+		return (u32)bpf_get_attach_cookie(ctx);
+	if (kprobe)
+		return func_by_ip(PT_REGS_IP((struct pt_regs *)ctx));
+	return 0;
+}
+
+static __always_inline int on_entry(u32 func)
 {
 	u32 tid = thread_key(), d;
 	struct start *s;
@@ -70,16 +125,26 @@ static __always_inline int on_entry(void)
 		return 0;
 	d = s->depth;
 	s->depth = d + 1;
-	if (d < FUNCLATENCY_MAX_DEPTH)
-		s->ts[d] = bpf_ktime_get_ns();
+	if (d < max_level) {
+		u64 i = d;
+
+		/* The test right on the index, hidden from the compiler,
+		 * which would otherwise fold it into the one above and
+		 * leave the verifier no bound. */
+		asm volatile("" : "+r"(i));
+		if (i < FUNCLATENCY_MAX_DEPTH) {
+			s->ts[i] = bpf_ktime_get_ns();
+			s->func[i] = func;
+		}
+	}
 	return 0;
 }
 
 static __always_inline int on_return(void)
 {
 	u64 now = bpf_ktime_get_ns(), delta;
-	u32 tid = thread_key(), d, key = 0;
-	u64 slot;  /* 64-bit: a 32-bit index is zero-extended in a copy of
+	u32 tid = thread_key(), d, func;
+	u64 slot, i;  /* 64-bit: a 32-bit index is zero-extended in a copy of
 		    * the register, and 5.x/6.1 verifiers lose its bound */
 	struct funclatency_hist *h;
 	struct start *s;
@@ -89,15 +154,22 @@ static __always_inline int on_return(void)
 		return 0;
 	d = s->depth - 1;
 	s->depth = d;
-	if (d >= FUNCLATENCY_MAX_DEPTH) {
-		/* Nested too deep: no room was left for its start time. */
-		tk_count_loss(TK_LOSS_MAP_FULL);
+	if (d >= max_level) {
+		/* Beyond -l: not timed, by request. Without -l: nested
+		 * too deep, no room was left for its start time. */
+		if (!level_set)
+			tk_count_loss(TK_LOSS_MAP_FULL);
 		return 0;
 	}
-	delta = now - s->ts[d];
+	i = d;
+	asm volatile("" : "+r"(i));  /* as in on_entry */
+	if (i >= FUNCLATENCY_MAX_DEPTH)
+		return 0;
+	delta = now - s->ts[i];
+	func = s->func[i];
 	if (!d)
 		bpf_map_delete_elem(&starts, &tid);
-	h = bpf_map_lookup_elem(&hist, &key);
+	h = bpf_map_lookup_elem(&hist, &func);
 	if (!h)
 		return 0;
 	slot = tk_log2_slot(delta / unit_ns);
@@ -114,19 +186,33 @@ static __always_inline int on_return(void)
 SEC("fentry")
 int BPF_PROG(entry_fentry)
 {
-	return on_entry();
+	return on_entry(0);  /* one function */
 }
 
 SEC("kprobe")
 int BPF_KPROBE(entry_kprobe)
 {
-	return on_entry();
+	return on_entry(func_index(ctx, true));
+}
+
+SEC("kprobe.multi")
+int BPF_KPROBE(entry_kprobe_multi)
+{
+	return on_entry(func_index(ctx, true));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(entry_uprobe)
 {
-	return on_entry();
+	return on_entry(func_index(ctx, false));
+}
+
+/* Loaded as uprobe.multi (TK_TRACE_UPROBE_MULTI): libbpf 1.1 does not
+ * know the section name. */
+SEC("uprobe")
+int BPF_KPROBE(entry_uprobe_multi)
+{
+	return on_entry(func_index(ctx, false));
 }
 
 SEC("fexit")
@@ -141,8 +227,20 @@ int BPF_KRETPROBE(exit_kretprobe)
 	return on_return();
 }
 
+SEC("kretprobe.multi")
+int BPF_KRETPROBE(exit_kretprobe_multi)
+{
+	return on_return();
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(exit_uretprobe)
+{
+	return on_return();
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(exit_uretprobe_multi)
 {
 	return on_return();
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* stackcount: count the stacks that reach one event, a tracepoint, a
- * kernel function or a user function, as bcc's stackcount.
+ * kernel function or a user function, or the functions a pattern
+ * matches, as bcc's stackcount.
  *
  * One probe, "probe", written once per attach method; userspace points
  * it at the event given on the command line (tk_set_target_tp or
  * tk_set_target), and the event's kind picks the chain: tracepoints
  * probe_tp_btf -> probe_raw_tp -> probe_tp, kernel functions
- * probe_fentry -> probe_kprobe, user functions probe_uprobe. Each counts
+ * probe_fentry -> probe_kprobe, user functions probe_uprobe; several
+ * functions (tk_set_target_multi) probe_kprobe_multi -> probe_kprobe or
+ * probe_uprobe_multi -> probe_uprobe. Each counts
  * one call of the current task's stacks (tk_stack.bpf.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -62,8 +65,21 @@ int probe_kprobe(struct pt_regs *ctx)
 	return count(ctx);
 }
 
+SEC("kprobe.multi")
+int probe_kprobe_multi(struct pt_regs *ctx)
+{
+	return count(ctx);
+}
+
 SEC("uprobe")
 int probe_uprobe(struct pt_regs *ctx)
+{
+	return count(ctx);
+}
+
+/* Loaded as uprobe.multi by libtrace (libbpf 1.1 lacks the section). */
+SEC("uprobe")
+int probe_uprobe_multi(struct pt_regs *ctx)
 {
 	return count(ctx);
 }

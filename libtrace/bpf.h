@@ -10,6 +10,12 @@
  *   kernel functions   foo_fentry  -> foo_kprobe      (entry)
  *                      foo_fexit   -> foo_kretprobe   (return)
  *   user functions     foo_uprobe, foo_uretprobe      (no fallback)
+ *   several kernel functions (tk_set_target_multi)
+ *                      foo_kprobe_multi -> foo_kprobe (one per function)
+ *                      foo_kretprobe_multi -> foo_kretprobe
+ *   several user functions
+ *                      foo_uprobe_multi -> foo_uprobe (one per function)
+ *                      foo_uretprobe_multi -> foo_uretprobe
  *
  * A refusal at load time (the verifier, a missing program type or BTF)
  * or at attach time (no kprobes, no trampoline) demotes only the probe
@@ -70,6 +76,18 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 void tk_set_target(const char *family, const char *binary, const char *func,
 		   pid_t pid);
 
+/* Point the probe FAMILY at several functions (funcmatch.h: kernel
+ * functions when funcs->binary is "", else offsets in that file; pid -1
+ * for every process). It attaches one multi-link (FAMILY_kprobe_multi /
+ * FAMILY_kretprobe_multi, FAMILY_uprobe_multi / FAMILY_uretprobe_multi)
+ * where the kernel has it, else one probe per function (FAMILY_kprobe,
+ * FAMILY_uprobe, ...); fentry is not used. Function i's hits carry BPF
+ * cookie i when the kernel has cookies (tk_attach_cookies). label names
+ * the target in -v and --dry-run. funcs and label must outlive tk_load. */
+struct tk_func_list;
+void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
+			 const char *label, pid_t pid);
+
 /* Point the tracepoint probe FAMILY (programs FAMILY_tp_btf, _raw_tp,
  * _tp with no target of their own) at CATEGORY:NAME, as stackcount does
  * with a tracepoint given at run time. */
@@ -109,7 +127,8 @@ bool tk_task_storage_usable(void);
 int tk_pending_prepare(struct bpf_object *obj);
 
 /* The attach method of a loaded program: "tp_btf", "raw_tp", "tp",
- * "fentry", "fexit", "kprobe", "kretprobe", "uprobe", "uretprobe". */
+ * "fentry", "fexit", "kprobe", "kretprobe", "uprobe", "uretprobe",
+ * "kprobe_multi", "kretprobe_multi", "uprobe_multi", "uretprobe_multi". */
 const char *tk_prog_method(const struct bpf_program *prog);
 
 /* Sum of a per-CPU u64 array element. */

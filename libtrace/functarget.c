@@ -543,6 +543,43 @@ static bool valid_kernel_name(const char *s)
 	return true;
 }
 
+int tk_func_object_resolve(const char *obj, pid_t pid, char *binary,
+			   size_t size, char *err, size_t errlen)
+{
+	char found[PATH_MAX];
+
+	if (strchr(obj, '/')) {
+		struct stat st;
+
+		if (stat(obj, &st))
+			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
+				      strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return seterr(err, errlen, -ENOEXEC,
+				      "%s is not a regular file", obj);
+		if (size < PATH_MAX || !realpath(obj, binary))
+			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
+				      strerror(errno));
+		return 0;
+	}
+	if (!tk_find_library(obj, pid, found, sizeof(found)) ||
+	    !find_program(obj, found, sizeof(found))) {
+		/* /proc/PID/root/...: realpath would leave that namespace */
+		if (!strncmp(found, "/proc/", 6) || size < PATH_MAX ||
+		    !realpath(found, binary))
+			copy_path(binary, size, found);
+		return 0;
+	}
+	if (is_file_name(obj))
+		return seterr(err, errlen, -ENOENT,
+			      "no library %s%s in the ld.so cache or the library directories",
+			      obj, pid > 0 ? " mapped by the process," : "");
+	return seterr(err, errlen, -ENOENT,
+		      "no library lib%s.so%s in the ld.so cache or the library directories, and no program %s in PATH",
+		      strncmp(obj, "lib", 3) ? obj : obj + 3,
+		      pid > 0 ? " mapped by the process," : "", obj);
+}
+
 int tk_func_target_resolve(const char *spec, pid_t pid,
 			   struct tk_func_target *t, char *err, size_t errlen)
 {
@@ -562,7 +599,7 @@ int tk_func_target_resolve(const char *spec, pid_t pid,
 	if (!colon) {
 		if (!valid_kernel_name(func))
 			return seterr(err, errlen, -EINVAL,
-				      "'%s' is not a kernel function name (letters, digits, '_' and '.'; no wildcards)",
+				      "'%s' is not a kernel function name (letters, digits, '_' and '.')",
 				      func);
 		return tk_kernel_func_check("/proc/kallsyms", func, err, errlen);
 	}
@@ -571,33 +608,10 @@ int tk_func_target_resolve(const char *spec, pid_t pid,
 		return seterr(err, errlen, -EINVAL, "path too long");
 	memcpy(obj, spec, olen);
 	obj[olen] = 0;
-	if (strchr(obj, '/')) {
-		struct stat st;
-
-		if (stat(obj, &st))
-			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
-				      strerror(errno));
-		if (!S_ISREG(st.st_mode))
-			return seterr(err, errlen, -ENOEXEC,
-				      "%s is not a regular file", obj);
-		if (!realpath(obj, t->binary))
-			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
-				      strerror(errno));
-	} else if (!tk_find_library(obj, pid, found, sizeof(found)) ||
-		   !find_program(obj, found, sizeof(found))) {
-		/* /proc/PID/root/...: realpath would leave that namespace */
-		if (!strncmp(found, "/proc/", 6) || !realpath(found, t->binary))
-			copy_path(t->binary, sizeof(t->binary), found);
-	} else if (is_file_name(obj)) {
-		return seterr(err, errlen, -ENOENT,
-			      "no library %s%s in the ld.so cache or the library directories",
-			      obj, pid > 0 ? " mapped by the process," : "");
-	} else {
-		return seterr(err, errlen, -ENOENT,
-			      "no library lib%s.so%s in the ld.so cache or the library directories, and no program %s in PATH",
-			      strncmp(obj, "lib", 3) ? obj : obj + 3,
-			      pid > 0 ? " mapped by the process," : "", obj);
-	}
+	ret = tk_func_object_resolve(obj, pid, t->binary, sizeof(t->binary),
+				     err, errlen);
+	if (ret)
+		return ret;
 	ret = tk_elf_func_check(t->binary, t->func, err, errlen);
 	/* libpthread, libdl and librt are empty since glibc 2.34: their
 	 * functions moved to libc. */

@@ -42,6 +42,12 @@ int tk_func_target_resolve(const char *spec, pid_t pid,
 
 /* The pieces, for tests and for tools with a syntax of their own. */
 
+/* The ELF file that OBJ (the part before the colon: LIB, PATH or PROG,
+ * as above) names for process pid (0: any), into binary (PATH_MAX
+ * bytes): 0, or -ENOENT / -ENOEXEC with err set. */
+int tk_func_object_resolve(const char *obj, pid_t pid, char *binary,
+			   size_t size, char *err, size_t errlen);
+
 /* Path of library NAME (as LIB above) for process pid (0: any): 0 or
  * -ENOENT. */
 int tk_find_library(const char *name, pid_t pid, char *path, size_t size);

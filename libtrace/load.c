@@ -12,6 +12,8 @@
 
 #include "events.h"
 #include "filter.h"
+#include "funcmatch.h"
+#include "multiattach.h"
 #include "perfevent.h"
 #include "json.h"
 #include "opts.h"
@@ -29,15 +31,29 @@ struct method {
 	int chain;          /* enum chain */
 	int rank;           /* 0 is the best of its chain */
 	bool ret;           /* a return probe */
+	bool multi;         /* one link for many functions */
 };
 
+/* A probe of one function uses fentry, else kprobe (uprobe); a probe of
+ * several (tk_set_target_multi) one multi-link, else one kprobe (uprobe)
+ * per function: fentry takes one function per program. */
 static const struct method methods[] = {
-	{ "tp_btf", CH_TP, 0, false },     { "raw_tp", CH_TP, 1, false },
-	{ "tp", CH_TP, 2, false },
-	{ "fentry", CH_KFUNC, 0, false },  { "fexit", CH_KFUNC, 0, true },
-	{ "kprobe", CH_KFUNC, 1, false },  { "kretprobe", CH_KFUNC, 1, true },
-	{ "uprobe", CH_UFUNC, 0, false },  { "uretprobe", CH_UFUNC, 0, true },
+	{ "tp_btf", CH_TP, 0, false, false },
+	{ "raw_tp", CH_TP, 1, false, false },
+	{ "tp", CH_TP, 2, false, false },
+	{ "fentry", CH_KFUNC, 0, false, false },
+	{ "fexit", CH_KFUNC, 0, true, false },
+	{ "kprobe_multi", CH_KFUNC, 1, false, true },
+	{ "kretprobe_multi", CH_KFUNC, 1, true, true },
+	{ "kprobe", CH_KFUNC, 2, false, false },
+	{ "kretprobe", CH_KFUNC, 2, true, false },
+	{ "uprobe_multi", CH_UFUNC, 0, false, true },
+	{ "uretprobe_multi", CH_UFUNC, 0, true, true },
+	{ "uprobe", CH_UFUNC, 1, false, false },
+	{ "uretprobe", CH_UFUNC, 1, true, false },
 };
+/* The rank of the multi-link method in each chain (-1: none). */
+static const int multi_rank[] = { -1, 1, 0 };
 #define N_METHODS ((int)(sizeof(methods) / sizeof(methods[0])))
 #define MAX_RANKS 3
 
@@ -61,6 +77,7 @@ struct target {
 	const char *family, *binary, *func;
 	pid_t pid;
 	const char *tp_category;   /* a tracepoint target: category:func */
+	const struct tk_func_list *funcs;  /* several functions (func: label) */
 };
 
 static struct family families[MAX_FAMILIES];
@@ -73,14 +90,27 @@ static struct bpf_object *link_objs[MAX_LINKS];  /* whose link each is */
 static int n_links;
 static struct bpf_object *loading;  /* the object tk_load is attaching */
 static void *loading_skel;          /* and its skeleton, while open */
+static int link_fds[MAX_LINKS];  /* a link libbpf cannot wrap, else -1 */
 static char failed_prog[64];  /* named by the last libbpf warning */
+static const char *failed_func;  /* of a multi target, the one refused */
 
 void tk_set_target(const char *family, const char *binary, const char *func,
 		   pid_t pid)
 {
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, binary, func, pid, NULL };
+	targets[n_targets++] = (struct target){ family, binary, func, pid, NULL,
+						NULL };
+}
+
+void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
+			 const char *label, pid_t pid)
+{
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	targets[n_targets++] = (struct target){
+		family, funcs->binary[0] ? funcs->binary : NULL, label, pid,
+		NULL, funcs };
 }
 
 void tk_set_target_tp(const char *family, const char *category,
@@ -88,7 +118,8 @@ void tk_set_target_tp(const char *family, const char *category,
 {
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, NULL, name, -1, category };
+	targets[n_targets++] = (struct target){ family, NULL, name, -1, category,
+						NULL };
 }
 
 void tk_bpf_note_libbpf_warning(const char *msg)
@@ -169,6 +200,33 @@ static int highest_rank(unsigned avail)
 	return r;
 }
 
+/* A family of one function does not use the multi-link; one of several
+ * cannot use fentry, and uses the multi-link only where the kernel has
+ * it (probed: tk_kprobe_multi_supported and tk_uprobe_multi_supported). */
+static void exclude_methods(struct family *f)
+{
+	const struct target *t = f->target;
+	int mr = multi_rank[f->chain];
+	bool multi_ok;
+
+	if (mr < 0 || (t && t->tp_category))
+		return;
+	if (!t || !t->funcs) {
+		f->avail[f->chain] &= ~(1u << mr);
+		return;
+	}
+	if (f->chain == CH_KFUNC)
+		f->avail[f->chain] &= ~1u;
+	multi_ok = f->chain == CH_KFUNC ? tk_kprobe_multi_supported()
+					: tk_uprobe_multi_supported();
+	if (!multi_ok && (f->avail[f->chain] & (1u << mr))) {
+		f->avail[f->chain] &= ~(1u << mr);
+		tk_info("no %s in this kernel: probe %s attaches one %s per function",
+			f->chain == CH_KFUNC ? "kprobe.multi" : "uprobe.multi",
+			f->name, f->chain == CH_KFUNC ? "kprobe" : "uprobe");
+	}
+}
+
 /* First open: learn the families, their chain and where each starts. */
 static void scan_families(struct bpf_object *obj)
 {
@@ -194,6 +252,7 @@ static void scan_families(struct bpf_object *obj)
 			for (f->chain = 0; f->chain < N_CHAINS - 1 &&
 			     !f->avail[f->chain]; f->chain++)
 				;
+		exclude_methods(f);
 		if (!f->avail[f->chain])
 			tk_fail("probe %s has no %s program", f->name,
 				f->chain == CH_UFUNC ? "uprobe" :
@@ -239,6 +298,9 @@ static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 			bpf_program__set_autoload(prog, false);
 			continue;
 		}
+		if (methods[m].multi && f->chain == CH_UFUNC)
+			bpf_program__set_expected_attach_type(prog,
+				(enum bpf_attach_type)TK_TRACE_UPROBE_MULTI);
 		if (f->target && f->chain != CH_UFUNC && methods[m].rank == 0) {
 			err = bpf_program__set_attach_target(prog, 0, f->target->func);
 			if (err)
@@ -290,7 +352,12 @@ static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
 	const char *sec = bpf_program__section_name(prog), *slash;
 
 	prog_method(prog, &f);
-	if (f && f->target && f->target->binary)
+	if (f && f->target && f->target->funcs)
+		snprintf(buf, size, "%s%s%s (%zu functions)",
+			 f->target->binary ? f->target->binary : "",
+			 f->target->binary ? ":" : "", f->target->func,
+			 f->target->funcs->n);
+	else if (f && f->target && f->target->binary)
 		snprintf(buf, size, "%s:%s", f->target->binary, f->target->func);
 	else if (f && f->target && f->target->tp_category)
 		snprintf(buf, size, "%s/%s", f->target->tp_category, f->target->func);
@@ -359,6 +426,10 @@ static bool note_failure(struct family *f, const struct method *m,
 	if (verifier) {
 		snprintf(why, sizeof(why), "%s rejected by the verifier (run with -v for its log)",
 			 m->name);
+	} else if (m->multi) {
+		/* Probed before: the kernel has it, and refused these. */
+		snprintf(why, sizeof(why), "%s %s: %s", m->name, target,
+			 strerror(-err));
 	} else if (m->chain == CH_KFUNC && m->rank == 0 &&
 		   (err == -ESRCH || err == -ENOENT)) {
 		snprintf(why, sizeof(why), "%s: %s has no BTF entry (not a kernel function?)",
@@ -383,6 +454,12 @@ static bool note_failure(struct family *f, const struct method *m,
 				: "no kprobe PMU and no kprobe_events in tracefs");
 		snprintf(fix, sizeof(fix), "CONFIG_KPROBES=y for kprobes");
 		kernel_wide = true;
+	} else if (f->target && f->target->funcs && !at_load && failed_func) {
+		/* One probe per function: say which one the kernel refused. */
+		snprintf(why, sizeof(why), "%s: %s refused (%s)%s", m->name,
+			 failed_func, strerror(-err),
+			 m->chain == CH_KFUNC && (err == -ENOENT || err == -EINVAL) ?
+			 "; leave it out of the pattern" : "");
 	} else if (m->chain == CH_KFUNC && !at_load &&
 		   (err == -ENOENT || err == -EINVAL)) {
 		snprintf(why, sizeof(why), "%s: %s is not a traceable kernel function (see /proc/kallsyms, available_filter_functions)",
@@ -478,10 +555,111 @@ static struct bpf_link *attach_prog(struct bpf_program *prog)
 	}
 }
 
+static void add_link(struct bpf_link *link);
+static void add_link_fd(int fd);
+
+/* A target of several functions: one multi-link, cookie i for function
+ * i; or one link per function, with that cookie when the kernel has
+ * cookies. 0 or -errno (failed_func: the function refused). */
+static int attach_multi(struct bpf_program *prog, const struct method *m,
+			const struct target *t)
+{
+	const struct tk_func_list *l = t->funcs;
+	bool cookies = tk_attach_cookies();
+	uint64_t *ids = calloc(l->n, sizeof(*ids)), *offs = NULL;
+	const char **syms = NULL;
+	int err = 0, fd;
+	size_t i;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++)
+		ids[i] = i;
+	if (m->multi && m->chain == CH_KFUNC) {
+		LIBBPF_OPTS(bpf_kprobe_multi_opts, ko, .cnt = l->n,
+			    .cookies = (const __u64 *)ids, .retprobe = m->ret);
+		struct bpf_link *link;
+
+		syms = calloc(l->n, sizeof(*syms));
+		for (i = 0; syms && i < l->n; i++)
+			syms[i] = l->v[i].name;
+		ko.syms = syms;
+		link = syms ? bpf_program__attach_kprobe_multi_opts(prog, NULL, &ko)
+			    : NULL;
+		if (!link)
+			err = -errno;
+		else
+			add_link(link);
+	} else if (m->multi) {
+		offs = calloc(l->n, sizeof(*offs));
+		for (i = 0; offs && i < l->n; i++)
+			offs[i] = l->v[i].addr;
+		fd = offs ? tk_uprobe_multi_link(prog, l->binary, offs, ids, l->n,
+						 t->pid, m->ret) : -ENOMEM;
+		if (fd < 0)
+			err = fd;
+		else
+			add_link_fd(fd);
+	} else {
+		tk_raise_nofile();
+		for (i = 0; !err && i < l->n; i++) {
+			struct bpf_link *link;
+
+			if (m->chain == CH_KFUNC) {
+				LIBBPF_OPTS(bpf_kprobe_opts, ko, .retprobe = m->ret,
+					    .bpf_cookie = cookies ? i : 0);
+
+				link = bpf_program__attach_kprobe_opts(prog,
+						l->v[i].name, &ko);
+			} else {
+				LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = m->ret,
+					    .bpf_cookie = cookies ? i : 0);
+
+				link = bpf_program__attach_uprobe_opts(prog, t->pid,
+						l->binary, l->v[i].addr, &uo);
+			}
+			if (!link) {
+				err = -errno;
+				failed_func = l->v[i].name;
+			} else {
+				add_link(link);
+			}
+		}
+	}
+	free(ids);
+	free(offs);
+	free(syms);
+	return err;
+}
+
+/* Attach prog to its target: 0 or -errno. */
+static int attach_links(struct bpf_program *prog)
+{
+	struct family *f;
+	const struct method *m = prog_method(prog, &f);
+	struct bpf_link *link;
+
+	if (f && m && f->target && f->target->funcs)
+		return attach_multi(prog, m, f->target);
+	link = attach_prog(prog);
+	if (!link)
+		return -errno;
+	add_link(link);
+	return 0;
+}
+
+static void link_close(int i)
+{
+	if (links[i])
+		bpf_link__destroy(links[i]);
+	else
+		close(link_fds[i]);
+}
+
 void tk_detach(void)
 {
 	while (n_links > 0)
-		bpf_link__destroy(links[--n_links]);
+		link_close(--n_links);
 }
 
 void tk_detach_object(struct bpf_object *obj)
@@ -490,10 +668,11 @@ void tk_detach_object(struct bpf_object *obj)
 
 	for (i = 0; i < n_links; i++) {
 		if (link_objs[i] == obj) {
-			bpf_link__destroy(links[i]);
+			link_close(i);
 			continue;
 		}
 		links[kept] = links[i];
+		link_fds[kept] = link_fds[i];
 		link_objs[kept++] = link_objs[i];
 	}
 	n_links = kept;
@@ -510,7 +689,17 @@ static void add_link(struct bpf_link *link)
 	if (n_links == MAX_LINKS)
 		tk_fail("too many probes (at most %d)", MAX_LINKS);
 	link_objs[n_links] = loading;
+	link_fds[n_links] = -1;
 	links[n_links++] = link;
+}
+
+static void add_link_fd(int fd)
+{
+	if (n_links == MAX_LINKS)
+		tk_fail("too many probes (at most %d)", MAX_LINKS);
+	link_objs[n_links] = loading;
+	link_fds[n_links] = fd;
+	links[n_links++] = NULL;
 }
 
 /* Attach every loaded program. 0, or -errno with *failed set to the
@@ -522,7 +711,6 @@ static int attach_all(struct bpf_object *obj, struct bpf_program **failed)
 
 	bpf_object__for_each_program(prog, obj) {
 		const char *sec = bpf_program__section_name(prog);
-		struct bpf_link *link;
 
 		if (!bpf_program__autoload(prog))
 			continue;
@@ -534,14 +722,11 @@ static int attach_all(struct bpf_object *obj, struct bpf_program **failed)
 			tk_perf_event_attach(prog, add_link);
 			continue;
 		}
-		if (n_links == MAX_LINKS)
-			tk_fail("too many probes (at most %d)", MAX_LINKS);
-		link = attach_prog(prog);
-		if (!link) {
+		err = attach_links(prog);
+		if (err) {
 			*failed = prog;
-			return -errno;
+			return err;
 		}
-		add_link(link);
 	}
 	return 0;
 }
@@ -614,7 +799,7 @@ static void parse_forced(void)
 			if (!strcmp(tok, methods[m].name))
 				break;
 		if (m == N_METHODS)
-			tk_fail("TRACEKIT_ATTACH=%s: unknown attach method '%s' (tp_btf, raw_tp, tp, fentry, kprobe)",
+			tk_fail("TRACEKIT_ATTACH=%s: unknown attach method '%s' (tp_btf, raw_tp, tp, fentry, kprobe_multi, kprobe, uprobe_multi, uprobe)",
 				env, tok);
 		forced_rank[methods[m].chain] = methods[m].rank;
 	}
@@ -694,6 +879,7 @@ static int try_load(void *skel, const struct tk_skel_ops *ops,
 	err = tk_filter_after_load(obj);
 	if (err)
 		tk_fail("cannot set up the task filter: %s", strerror(-err));
+	failed_func = NULL;
 	err = attach_all(obj, &prog);
 	if (!err)
 		return 0;

@@ -1,4 +1,4 @@
-/* funclatency: time a kernel or user function, as a log2 histogram. */
+/* funclatency: time kernel or user functions, as log2 histograms. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <signal.h>
@@ -7,27 +7,40 @@
 #include <string.h>
 
 #include "funclatency.h"
+#include "funcmatch.h"
 #include "functarget.h"
+#include "multiattach.h"
 #include "tracekit.h"
 #include "funclatency.skel.h"
 
 static struct {
 	const char *spec;    /* FUNC as given */
 	bool micros, millis;
+	bool per_func;       /* -F */
+	bool regex;          /* -r */
+	int level;           /* -l, 0 when not given */
 } env;
 
+/* What FUNC names: one function (target), or several (funcs, n > 1). */
 static struct tk_func_target target;
+static struct tk_func_list funcs;
+static const char *pattern;  /* FUNC's function part, for messages */
 
 static const struct argp_option options[] = {
 	{ "microseconds", 'u', 0, 0, "Microsecond histogram (default: ns)", 0 },
 	{ "milliseconds", 'm', 0, 0, "Millisecond histogram (default: ns)", 0 },
 	{ "interval", 'i', "SEC", 0,
 	  "Print every SEC seconds (as [interval])", 0 },
+	{ "function", 'F', 0, 0, "A histogram per function", 0 },
+	{ "regexp", 'r', 0, 0,
+	  "FUNC's function part is a POSIX extended regex, not a glob", 0 },
+	{ "level", 'l', "LEVEL", 0,
+	  "Time only the outermost LEVEL levels of nested or recursive calls (1-16)", 0 },
 	{ 0 },
 };
 
 static const char doc[] =
-"Time a kernel or user function: a histogram of its latency.\n"
+"Time kernel or user functions: a histogram of their latency.\n"
 "\v"
 "FUNC is one of:\n"
 "  vfs_read             a kernel function (fentry/fexit, else kprobes)\n"
@@ -36,11 +49,21 @@ static const char doc[] =
 "                       libssl.so.3; with -p, the one the process maps\n"
 "  /usr/bin/bash:readline, ./a.out:work   a function of an ELF file\n"
 "  bash:readline        a function of a program in PATH\n"
+"and the function part may be a glob ('vfs_*', 'c:str*'; *, ? and [...])\n"
+"or, with -r, a POSIX extended regex matching whole names\n"
+"('vfs_(read|write)'). Kernel functions are matched against\n"
+"available_filter_functions (else /proc/kallsyms, less the kprobe\n"
+"blacklist); a pattern may match at most 1000 functions. Several\n"
+"functions attach with one kprobe.multi (uprobe.multi) link where the\n"
+"kernel has it, else one probe per function (-v says which).\n"
 "\n"
-"The latency of a call is the time from its entry to its return. A call\n"
-"made while another is running on the same thread (recursion) is timed\n"
+"The latency of a call is the time from its entry to its return. All\n"
+"calls are counted in one histogram; -F gives one per function, headed\n"
+"'Function = NAME', for the functions called. A call made while another\n"
+"of them is running on the same thread (recursion, nesting) is timed\n"
 "too, up to 16 deep (deeper calls count as failed map inserts in the loss\n"
-"report). Filters are judged at the call's entry. With -p (or --tid) a\n"
+"report); -l LEVEL times only the outermost LEVEL of them (deeper calls\n"
+"are left out, not lost). Filters are judged at the call's entry. With -p (or --tid) a\n"
 "user function is probed in that process only. A FUNC that names nothing\n"
 "(no such file, library or function) is a usage error. Since -u is\n"
 "--microseconds here (as in bcc), --uid has no short letter.\n"
@@ -50,7 +73,10 @@ static const char doc[] =
 "  funclatency -u -p 181 c:malloc   # malloc() of process 181, in us\n"
 "  funclatency -m do_nanosleep 1 5  # every second, 5 times, in ms\n"
 "  funclatency -T -i 2 ./a.out:work # every 2 s with a time line\n"
-"  funclatency -j c:getpid          # NDJSON\n";
+"  funclatency -j c:getpid          # NDJSON\n"
+"  funclatency -F 'vfs_r*'          # a histogram per vfs_r* function\n"
+"  funclatency -r 'c:str(len|cmp)'  # strlen() and strcmp() together\n"
+"  funclatency -l 1 ./a.out:walk    # outermost calls of a recursion\n";
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
@@ -60,6 +86,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'm': env.millis = true; break;
 	case 'i':
 		tk_opts.interval = tk_arg_long("--interval", arg, 1, 86400);
+		break;
+	case 'F': env.per_func = true; break;
+	case 'r': env.regex = true; break;
+	case 'l':
+		env.level = tk_arg_long("--level", arg, 1, FUNCLATENCY_MAX_DEPTH);
 		break;
 	case ARGP_KEY_ARG:
 		if (env.spec)
@@ -99,89 +130,196 @@ static unsigned long long unit_ns(void)
 }
 
 /* FUNC must name something that exists, and a user function's process
- * must exist: a usage error (exit 2) otherwise. */
+ * must exist: a usage error (exit 2) otherwise. A pattern that matches
+ * one function is that function. */
 static void resolve(void)
 {
 	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
 	char err[PATH_MAX + 256];
 
-	if (tk_func_target_resolve(env.spec, pid, &target, err, sizeof(err)))
+	if (tk_func_spec_resolve(env.spec, env.regex, pid, &target, &funcs,
+				 &pattern, err, sizeof(err)) < 0)
 		tk_usage_error("invalid FUNC '%s': %s", env.spec, err);
-	if (target.binary[0] && pid && kill(pid, 0) && errno == ESRCH)
+	if ((target.binary[0] || funcs.binary[0]) && pid && kill(pid, 0) &&
+	    errno == ESRCH)
 		tk_usage_error("invalid --%s value '%d': no such process",
 			       tk_opts.filter.tgid > 0 ? "pid" : "tid", (int)pid);
 }
 
-/* Counts since the last print: per-CPU sums, minus the sums then. */
-static void read_hist(struct bpf_map *map, struct funclatency_hist *out)
+/* Several functions, each hit knowing its own (-F): by its BPF cookie,
+ * else for kprobes by its address (funcs sorted by address); a uprobe's
+ * address differs in each process that maps the file (ASLR), so user
+ * functions need cookies. */
+static void plan_per_function(void)
 {
-	static struct funclatency_hist last;
-	struct funclatency_hist now = { 0 }, *v;
-	int ncpu = libbpf_num_possible_cpus(), c, s;
-	unsigned key = 0;
+	if (!env.per_func || funcs.n < 2 || tk_attach_cookies())
+		return;
+	if (funcs.binary[0])
+		tk_fail("-F over several user functions needs BPF cookies (bpf_get_attach_cookie, Linux 5.15): a hit's address differs in each process (ASLR); use a kernel with them, or one function per run");
+	if (tk_kernel_funcs_addrs(&funcs, "/proc/kallsyms"))
+		tk_fail("-F needs the addresses of the kernel's functions on a kernel without BPF cookies, and /proc/kallsyms hides them (kernel.kptr_restrict); run as root with kptr_restrict < 2");
+	tk_info("no BPF cookies in this kernel: a hit's function is found by its address");
+}
 
+static bool several(void)
+{
+	return funcs.n > 1;
+}
+
+static const char *func_name(unsigned i)
+{
+	return several() ? funcs.v[i].name : target.func;
+}
+
+/* Counts since the last print, one histogram per function with -F over
+ * several (else one): per-CPU sums, minus the sums then. */
+static unsigned n_hists(void)
+{
+	return env.per_func && several() ? funcs.n : 1;
+}
+
+static void read_hists(struct bpf_map *map, struct funclatency_hist *out)
+{
+	static struct funclatency_hist *last;
+	struct funclatency_hist now, *v;
+	int ncpu = libbpf_num_possible_cpus(), c, s;
+	unsigned key;
+
+	if (!last)
+		last = calloc(n_hists(), sizeof(*last));
 	v = calloc(ncpu, sizeof(*v));
-	if (!v || bpf_map__lookup_elem(map, &key, sizeof(key), v,
-				       ncpu * sizeof(*v), 0))
-		tk_fail("cannot read the histogram map");
-	for (c = 0; c < ncpu; c++) {
+	if (!v || !last)
+		tk_fail("out of memory");
+	for (key = 0; key < n_hists(); key++) {
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), v,
+					 ncpu * sizeof(*v), 0))
+			tk_fail("cannot read the histogram map");
+		memset(&now, 0, sizeof(now));
+		for (c = 0; c < ncpu; c++) {
+			for (s = 0; s < FUNCLATENCY_SLOTS; s++)
+				now.slots[s] += v[c].slots[s];
+			now.sum_ns += v[c].sum_ns;
+		}
 		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-			now.slots[s] += v[c].slots[s];
-		now.sum_ns += v[c].sum_ns;
+			out[key].slots[s] = now.slots[s] - last[key].slots[s];
+		out[key].sum_ns = now.sum_ns - last[key].sum_ns;
+		last[key] = now;
 	}
 	free(v);
+}
+
+static unsigned long long hist_count(const struct funclatency_hist *h)
+{
+	unsigned long long count = 0;
+	int s;
+
 	for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-		out->slots[s] = now.slots[s] - last.slots[s];
-	out->sum_ns = now.sum_ns - last.sum_ns;
-	last = now;
+		count += h->slots[s];
+	return count;
+}
+
+/* One histogram record; i is the function with -F, -1 for all. */
+static void print_json(const struct funclatency_hist *h, int i)
+{
+	unsigned long long count = hist_count(h);
+	struct tk_json j;
+
+	tk_json_begin(&j, stdout);
+	tk_json_str(&j, "type", "histogram");
+	tk_json_time(&j);
+	if (i >= 0 || !several()) {
+		tk_json_str(&j, "function", func_name(i < 0 ? 0 : i));
+	} else {
+		tk_json_str(&j, "pattern", pattern);
+		tk_json_uint(&j, "functions", funcs.n);
+	}
+	if (target.binary[0] || funcs.binary[0])
+		tk_json_str(&j, "binary", several() ? funcs.binary : target.binary);
+	tk_hist_json_log2(&j, h->slots, FUNCLATENCY_SLOTS, unit());
+	tk_json_uint(&j, "sum_ns", h->sum_ns);
+	if (count)
+		tk_json_double(&j, "avg_ns", (double)h->sum_ns / count);
+	else
+		tk_json_null(&j, "avg_ns");
+	tk_json_end(&j);
+}
+
+/* Function indexes with calls in this interval, in name order (the
+ * list is in address order when found by address). */
+static int by_func_name(const void *a, const void *b)
+{
+	return strcmp(func_name(*(const unsigned *)a), func_name(*(const unsigned *)b));
 }
 
 static void print_interval(struct funclatency_bpf *skel)
 {
-	struct funclatency_hist h;
-	unsigned long long count = 0, total;
-	struct tk_json j;
+	unsigned n = n_hists(), i, k, *order;
+	struct funclatency_hist *h = calloc(n, sizeof(*h)), all = { 0 };
+	unsigned long long count, total;
 	char buf[16];
 	int s;
 
-	read_hist(skel->maps.hist, &h);
-	for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-		count += h.slots[s];
-	if (tk_opts.json) {
-		tk_json_begin(&j, stdout);
-		tk_json_str(&j, "type", "histogram");
-		tk_json_time(&j);
-		tk_json_str(&j, "function", target.func);
-		if (target.binary[0])
-			tk_json_str(&j, "binary", target.binary);
-		tk_hist_json_log2(&j, h.slots, FUNCLATENCY_SLOTS, unit());
-		tk_json_uint(&j, "sum_ns", h.sum_ns);
-		if (count)
-			tk_json_double(&j, "avg_ns", (double)h.sum_ns / count);
-		else
-			tk_json_null(&j, "avg_ns");
-		tk_json_end(&j);
+	order = calloc(n, sizeof(*order));
+	if (!h || !order)
+		tk_fail("out of memory");
+	read_hists(skel->maps.hist, h);
+	for (i = k = 0; i < n; i++) {
+		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
+			all.slots[s] += h[i].slots[s];
+		all.sum_ns += h[i].sum_ns;
+		if (hist_count(&h[i]))
+			order[k++] = i;
+	}
+	qsort(order, k, sizeof(*order), by_func_name);
+	count = hist_count(&all);
+	if (tk_opts.json && !env.per_func) {
+		print_json(&all, -1);
+	} else if (tk_opts.json) {
+		for (i = 0; i < k; i++)
+			print_json(&h[order[i]], order[i]);
 	} else {
 		putchar('\n');
 		if (tk_opts.time)
 			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
-		tk_hist_print_log2(stdout, h.slots, FUNCLATENCY_SLOTS, unit());
+		if (!env.per_func) {
+			tk_hist_print_log2(stdout, all.slots, FUNCLATENCY_SLOTS, unit());
+		}
+		/* bcc's layout: a section per function with calls */
+		for (i = 0; env.per_func && i < k; i++) {
+			printf("\nFunction = %s\n", func_name(order[i]));
+			tk_hist_print_log2(stdout, h[order[i]].slots,
+					   FUNCLATENCY_SLOTS, unit());
+		}
 		/* bcc's summary: the total in the unit, its average per call */
-		total = h.sum_ns / unit_ns();
+		total = all.sum_ns / unit_ns();
 		if (count)
 			printf("\navg = %llu %s, total: %llu %s, count: %llu\n\n",
 			       total / count, unit(), total, unit(), count);
 	}
 	fflush(stdout);
+	free(h);
+	free(order);
 }
 
 static int configure(void *s, void *ctx)
 {
 	struct funclatency_bpf *skel = s;
+	size_t i;
 
 	(void)ctx;
 	skel->rodata->unit_ns = unit_ns();
-	return 0;
+	if (env.level) {
+		skel->rodata->max_level = env.level;
+		skel->rodata->level_set = true;
+	}
+	if (n_hists() > 1) {
+		skel->rodata->per_func = true;
+		skel->rodata->use_cookie = tk_attach_cookies();
+		skel->rodata->n_funcs = funcs.n;
+		for (i = 0; !funcs.binary[0] && i < funcs.n; i++)
+			skel->rodata->func_addrs[i] = funcs.v[i].addr;
+	}
+	return bpf_map__set_max_entries(skel->maps.hist, n_hists());
 }
 
 TK_SKEL_OPS(funclatency_bpf);
@@ -200,8 +338,15 @@ int main(int argc, char **argv)
 	/* A user function is probed in the filtered process only. */
 	binary = target.binary[0] ? target.binary : NULL;
 	pid = tk_filter_attach_pid();
-	tk_set_target("entry", binary, target.func, binary ? pid : -1);
-	tk_set_target("exit", binary, target.func, binary ? pid : -1);
+	if (several()) {
+		plan_per_function();
+		binary = funcs.binary[0] ? funcs.binary : NULL;
+		tk_set_target_multi("entry", &funcs, pattern, binary ? pid : -1);
+		tk_set_target_multi("exit", &funcs, pattern, binary ? pid : -1);
+	} else {
+		tk_set_target("entry", binary, target.func, binary ? pid : -1);
+		tk_set_target("exit", binary, target.func, binary ? pid : -1);
+	}
 	skel = tk_load(&funclatency_bpf_ops, configure, NULL);
 	tk_ready();
 	if (tk_opts.interval)
@@ -213,5 +358,6 @@ int main(int argc, char **argv)
 	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
 	tk_losses_report(skel->obj);
 	funclatency_bpf__destroy(skel);
+	tk_func_list_free(&funcs);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "funcmatch.h"
 #include "functarget.h"
 #include "stacks.h"
 #include "tracekit.h"
@@ -20,11 +21,15 @@ static struct {
 	const char *spec;      /* EVENT as given */
 	bool per_process;      /* -P */
 	int cpu;               /* -c; -1: every CPU */
+	bool regex;            /* -r */
 } env = { .cpu = -1 };
 
-/* What EVENT names: a tracepoint (category, name), else a function. */
+/* What EVENT names: a tracepoint (category, name), else one function
+ * (target) or several (funcs, n > 1). */
 static char tp_category[TP_NAME_MAX], tp_name[TP_NAME_MAX];
 static struct tk_func_target target;
+static struct tk_func_list funcs;
+static const char *func_part;  /* the function part of EVENT */
 
 static const struct argp_option options[] = {
 	{ "perpid", 'P', 0, 0,
@@ -35,6 +40,8 @@ static const struct argp_option options[] = {
 	  "Print the counts every SEC seconds, and start again from zero", 0 },
 	{ 0, 'v', 0, 0,
 	  "Show each frame's raw address (as --address; --verbose is the attach methods and libbpf's messages)", 0 },
+	{ "regexp", 'r', 0, 0,
+	  "EVENT's function part is a POSIX extended regex, not a glob", 0 },
 	{ 0 },
 };
 
@@ -42,16 +49,19 @@ static const char doc[] =
 "Count the stacks that reach an event: a tracepoint, a kernel function or\n"
 "a user function.\n"
 "\v"
-"EVENT is one of:\n"
-"  t:CATEGORY:NAME      a tracepoint: t:sched:sched_switch\n"
-"  CATEGORY:NAME        the same, when that tracepoint exists\n"
-"  FUNC, k:FUNC         a kernel function (fentry, else kprobes): vfs_read\n"
-"  LIB:FUNC             a library function (uprobes): c:malloc, where c is\n"
+"EVENT is one of (bcc's forms):\n"
+"  FUNC, p::FUNC        a kernel function (fentry, else kprobes): vfs_read\n"
+"  LIB:FUNC, p:LIB:FUNC a library function (uprobes): c:malloc, where c is\n"
 "                       libc.so.*, or a file name such as libssl.so.3; with\n"
-"                       -p, the library that process maps\n"
-"  PATH:FUNC            a function of an ELF file: /usr/bin/bash:readline,\n"
-"                       ./a.out:work, or bash:readline for a program in PATH\n"
-"  p:LIB:FUNC, u:LIB:FUNC   the same as LIB:FUNC or PATH:FUNC\n"
+"                       -p, the library that process maps; LIB may be a\n"
+"                       PATH (/usr/bin/bash:readline, ./a.out:work) or a\n"
+"                       program in PATH (bash:readline)\n"
+"  t:CATEGORY:NAME      a tracepoint: t:sched:sched_switch\n"
+"  u:LIB:PROBE          a USDT probe: not supported yet\n"
+"FUNC may be a glob (tcp_send*, c:str*; *, ? and [...]) or, with -r, a\n"
+"POSIX extended regex matching whole names; a pattern matches at most\n"
+"1000 functions, attached with one kprobe.multi (uprobe.multi) link where\n"
+"the kernel has it, else one probe per function (-v says which).\n"
 "\n"
 "Each hit of the event counts its stacks: the kernel stack and the user\n"
 "stack of the task that hit it (-K, -U: only one of them). A user\n"
@@ -59,8 +69,7 @@ static const char doc[] =
 "-P is given. -c counts only what happens on that CPU. A tracepoint\n"
 "attaches with tp_btf, else raw_tp, else the classic tracepoint\n"
 "(syscalls:* exist only as classic tracepoints). With -p (or --tid) a\n"
-"user function is probed in that process only. Names are exact: no\n"
-"wildcards, one event per run, and no USDT probes.\n"
+"user function is probed in that process only. One EVENT per run.\n"
 "\n"
 "Output: bcc's report by default, the largest count last; -f folded lines\n"
 "for flamegraph.pl; -j NDJSON. -s adds each frame's offset in its\n"
@@ -76,7 +85,9 @@ static const char doc[] =
 "  stackcount submit_bio                 # kernel stacks of submit_bio()\n"
 "  stackcount -K t:sched:sched_switch    # kernel stacks of context switches\n"
 "  stackcount -U -p 185 c:malloc         # user stacks of malloc() in 185\n"
-"  stackcount -P -D 5 raw_syscalls:sys_enter  # per process, for 5 s\n"
+"  stackcount -P -D 5 t:raw_syscalls:sys_enter  # per process, for 5 s\n"
+"  stackcount 'tcp_send*'               # kernel stacks of tcp_send*()\n"
+"  stackcount -r 'c:(malloc|free)'      # user stacks of malloc and free\n"
 "  stackcount -f -p 185 ./a.out:work > out.folded  # for flamegraph.pl\n"
 "  stackcount -j t:block:block_rq_issue  # NDJSON\n"
 "  stackcount -s -v -p 185 c:malloc      # offsets and raw addresses\n"
@@ -105,6 +116,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'v':
 		tk_stack_opts.addresses = true;
 		break;
+	case 'r':
+		env.regex = true;
+		break;
 	case ARGP_KEY_ARG:
 		if (env.spec)
 			tk_usage_error("unexpected argument '%s': one EVENT per run", arg);
@@ -112,7 +126,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!env.spec)
-			tk_usage_error("missing EVENT: t:CATEGORY:NAME (a tracepoint), a kernel function (vfs_read), LIB:FUNC (c:malloc) or PATH:FUNC");
+			tk_usage_error("missing EVENT: a kernel function (vfs_read), LIB:FUNC (c:malloc) or t:CATEGORY:NAME (a tracepoint)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -156,25 +170,35 @@ static bool split_tracepoint(const char *s)
 	return true;
 }
 
-static void resolve_func(const char *spec, bool maybe_tp)
+/* A function (or pattern) in the form resolve() made of EVENT: "FUNC"
+ * or "LIB:FUNC". When LIB names nothing but a tracepoint LIB:FUNC
+ * exists, that was meant: say how bcc's grammar writes it. */
+static void resolve_func(const char *spec, bool user)
 {
 	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
 	char err[PATH_MAX + 256];
 	int r;
 
-	r = tk_func_target_resolve(spec, pid, &target, err, sizeof(err));
-	if (r == -ENOENT && maybe_tp)
-		tk_usage_error("invalid EVENT '%s': %s, and no tracepoint %s:%s in this kernel",
-			       env.spec, err, tp_category, tp_name);
-	if (r)
+	r = tk_func_spec_resolve(spec, env.regex, pid, &target, &funcs,
+				 &func_part, err, sizeof(err));
+	if (r == -ENOENT && user && split_tracepoint(spec) &&
+	    tk_tracepoint_lookup(tp_category, tp_name) == TK_TP_FOUND)
+		tk_usage_error("invalid EVENT '%s': %s; the tracepoint %s:%s is written t:%s:%s",
+			       env.spec, err, tp_category, tp_name, tp_category,
+			       tp_name);
+	tp_category[0] = 0;
+	if (r < 0)
 		tk_usage_error("invalid EVENT '%s': %s", env.spec, err);
-	if (target.binary[0] && pid && kill(pid, 0) && errno == ESRCH)
+	if ((target.binary[0] || funcs.binary[0]) && pid && kill(pid, 0) &&
+	    errno == ESRCH)
 		tk_usage_error("invalid --%s value '%d': no such process",
 			       tk_opts.filter.tgid > 0 ? "pid" : "tid", (int)pid);
 }
 
-/* EVENT in bcc's forms (see doc): a usage error (exit 2) unless it names
- * something that exists. */
+/* EVENT in bcc's grammar (stackcount.py's Probe): split at every colon,
+ * one part FUNC, two LIB:FUNC, three TYPE:LIB:FUNC with TYPE p (a
+ * function: p::FUNC kernel, p:LIB:FUNC user), t (t:CATEGORY:NAME) or u
+ * (USDT). A usage error (exit 2) unless it names something that exists. */
 static void resolve(void)
 {
 	const char *s = env.spec, *rest;
@@ -191,37 +215,21 @@ static void resolve(void)
 				       s, tp_category, tp_name);
 		return;
 	}
-	if (!strncmp(s, "k:", 2) || !strncmp(s, "p::", 3)) {
-		rest = s + (s[0] == 'k' ? 2 : 3);
-		if (!*rest || strchr(rest, ':'))
-			tk_usage_error("invalid EVENT '%s': expected %sFUNC, a kernel function",
-				       s, s[0] == 'k' ? "k:" : "p::");
-		resolve_func(rest, false);
+	if (parts == 3 && !strncmp(s, "u:", 2))
+		tk_usage_error("invalid EVENT '%s': USDT probes are not supported yet; %s traces a user function",
+			       s, s + 2);
+	if (parts == 3 && !strncmp(s, "p::", 3)) {
+		resolve_func(s + 3, false);
 		return;
 	}
-	if (parts == 3 && (!strncmp(s, "p:", 2) || !strncmp(s, "u:", 2))) {
-		resolve_func(s + 2, false);
+	if (parts == 3 && !strncmp(s, "p:", 2)) {
+		resolve_func(s + 2, true);
 		return;
 	}
-	if (parts > 2)
-		tk_usage_error("invalid EVENT '%s': expected t:CATEGORY:NAME, FUNC, k:FUNC, LIB:FUNC or PATH:FUNC",
+	if (parts >= 3 && !env.regex)
+		tk_usage_error("invalid EVENT '%s': expected FUNC, LIB:FUNC, p::FUNC, p:LIB:FUNC, t:CATEGORY:NAME or u:LIB:PROBE",
 			       s);
-	/* CATEGORY:NAME is a tracepoint when the kernel has one so named;
-	 * otherwise LIB:FUNC or PATH:FUNC. */
-	if (parts == 2 && split_tracepoint(s)) {
-		enum tk_tp_lookup found = tk_tracepoint_lookup(tp_category, tp_name);
-
-		if (found == TK_TP_FOUND)
-			return;
-		/* A category the kernel has: the tracepoint was meant. */
-		if (found == TK_TP_NO_NAME)
-			tk_usage_error("invalid EVENT '%s': no tracepoint %s:%s in this kernel (see /sys/kernel/tracing/events/%s)",
-				       s, tp_category, tp_name, tp_category);
-		resolve_func(s, true);
-		tp_category[0] = 0;
-		return;
-	}
-	resolve_func(s, false);
+	resolve_func(s, parts > 1);
 }
 
 static int configure(void *s, void *ctx)
@@ -251,11 +259,17 @@ int main(int argc, char **argv)
 		/* A user function is probed in the filtered process only. */
 		binary = target.binary[0] ? target.binary : NULL;
 		pid = tk_filter_attach_pid();
-		tk_set_target("probe", binary, target.func, binary ? pid : -1);
+		if (funcs.n > 1)
+			tk_set_target_multi("probe", &funcs, func_part,
+					    funcs.binary[0] ? pid : -1);
+		else
+			tk_set_target("probe", binary, target.func,
+				      binary ? pid : -1);
 	}
 	skel = tk_load(&stackcount_bpf_ops, configure, NULL);
 	how.no_comm = !env.per_process;
 	tk_stacks_run(skel->obj, &how);
 	stackcount_bpf__destroy(skel);
+	tk_func_list_free(&funcs);
 	return 0;
 }

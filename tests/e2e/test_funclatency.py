@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Tool, json_lines, kernel_has, loss_record, require, run
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
+                      kernel_has, loss_record, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -252,8 +253,10 @@ def test_dry_run_and_verbose_show_uprobes(progs):
     ("c:tk_no_such_fn", "no function tk_no_such_fn in LIBC"),
     ("tk_no_such_kernel_fn", "no kernel function tk_no_such_kernel_fn in /proc/kallsyms"),
     ("PROG:", "expected FUNC (a kernel function), LIB:FUNC or PATH:FUNC"),
-    ("vfs_*", "'vfs_*' is not a kernel function name (letters, digits, '_' and '.'; "
-              "no wildcards)"),
+    ("vfs read", "'vfs read' is not a kernel function name (letters, digits, '_' and '.')"),
+    ("PROG:tk_nothing_*", "no function matches 'tk_nothing_*' (PROG: .symtab)"),
+    ("tk-no-such-lib:f*", "no library libtk-no-such-lib.so in the ld.so cache or the "
+                          "library directories, and no program tk-no-such-lib in PATH"),
 ])
 def test_func_that_names_nothing_is_a_usage_error(progs, spec, why):
     prog = str(progs["pie"])
@@ -359,3 +362,263 @@ def test_kernel_function_text_and_units(progs, method):
     m = re.fullmatch(r"\n     usecs               : count    distribution\n"
                      r"(?:.*\n)+\navg = \d+ usecs, total: \d+ usecs, count: 4\n\n", out)
     assert m, out
+
+
+# ---- patterns: globs, -r, -F, -l ----
+
+# The workload's three functions for patterns: "calls A B C" calls
+# tk_fn_alpha A times, tk_fn_beta B times, tk_fn_gamma C times, and each
+# tk_fn_gamma call calls tk_fn_beta once inside it.
+CALLS = "calls 3 5 7"
+PER_FUNCTION = {"tk_fn_alpha": 3, "tk_fn_beta": 5 + 7, "tk_fn_gamma": 7}
+
+
+def has_ksym(name):
+    """Does this kernel have function name? For what the tool should pick,
+    independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1
+    has kprobe.multi's code but CONFIG_FPROBE unset: its link attach is a
+    stub), uprobe.multi bpf_uprobe_multi_link_attach (6.6)."""
+    with open("/proc/kallsyms") as f:
+        return any(line.split()[2:3] == [name] for line in f)
+
+
+def uprobe_multi_method():
+    return "uprobe_multi" if has_ksym("bpf_uprobe_multi_link_attach") else "uprobe"
+
+
+USER_METHODS = [None, "uprobe"]  # the kernel's best; one uprobe per function
+
+
+def has_cookies():
+    """BPF cookies (5.15): the kernel's bpf_get_attach_cookie for perf
+    event links."""
+    return has_ksym("bpf_get_attach_cookie_pe")
+
+
+def require_cookies():
+    """-F over several user functions needs BPF cookies; the refusal
+    without them is checked where the kernel lacks them (the VM's 5.10)."""
+    if not has_cookies():
+        pytest.skip("this kernel has no BPF cookies: -F over user functions is "
+                    "refused (test_per_function_user_without_cookies_is_refused)")
+
+
+def user_method(attach):
+    return attach or uprobe_multi_method()
+
+
+@pytest.mark.parametrize("attach", USER_METHODS)
+def test_glob_times_every_matched_function_in_one_histogram(progs, attach):
+    path = progs["pie"]
+    out, err, _ = trace(["-j", "-v", "-p", "PID", f"{path}:tk_fn_*"], path, [CALLS],
+                        env={"TRACEKIT_ATTACH": attach} if attach else None)
+    (h,) = histograms(out)
+    assert set(h) == HIST_KEYS - {"function"} | {"pattern", "functions"}
+    assert (h["pattern"], h["functions"], h["binary"]) == ("tk_fn_*", 3, str(path))
+    assert h["total"] == sum(PER_FUNCTION.values())
+    method = user_method(attach)
+    probes = [l for l in err.splitlines() if l.startswith("funclatency: probe ")]
+    assert probes == [f"funclatency: probe entry: {method} {path}:tk_fn_* (3 functions)",
+                      f"funclatency: probe exit: {method.replace('up', 'uretp')} "
+                      f"{path}:tk_fn_* (3 functions)"]
+
+
+@pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.parametrize("attach", USER_METHODS)
+def test_per_function_histograms(progs, kind, attach):
+    """-F: a histogram per function, named; across processes too (no -p:
+    the cookie, not the address, says which function a hit is)."""
+    require_cookies()
+    path = progs[kind]
+    out, _, _ = trace(["-j", "-F", f"{path}:tk_fn_*"], path, [CALLS, CALLS],
+                      env={"TRACEKIT_ATTACH": attach} if attach else None)
+    hists = histograms(out)
+    assert [(h["function"], h["total"]) for h in hists] == \
+        [(f, 2 * n) for f, n in PER_FUNCTION.items()]
+    assert all(set(h) == HIST_KEYS and h["binary"] == str(path) for h in hists)
+
+
+def test_per_function_text_is_bccs_layout(progs):
+    """bcc's sections: "Function = NAME" and its histogram, for each
+    function called, in name order; then one summary of all calls."""
+    require_cookies()
+    path = progs["pie"]
+    out, _, _ = trace(["-m", "-F", "-p", "PID", f"{path}:tk_fn_*"], path, [CALLS])
+    sections = re.findall(r"\nFunction = (\w+)\n     msecs               : "
+                          r"count    distribution\n         0 -> 1          : "
+                          r"(\d+) +\|\*{40}\|\n", out)
+    assert sections == [(f, str(n)) for f, n in PER_FUNCTION.items()], out
+    assert out.startswith("\n\nFunction = tk_fn_alpha\n")
+    assert out.endswith(", count: 22\n\n")
+
+
+def test_regex_matches_whole_names(progs):
+    require_cookies()
+    path = progs["nopie"]
+    out, _, _ = trace(["-j", "-F", "-r", "-p", "PID", f"{path}:tk_fn_(alpha|gamma)"],
+                      path, [CALLS])
+    assert [(h["function"], h["total"]) for h in histograms(out)] == \
+        [("tk_fn_alpha", 3), ("tk_fn_gamma", 7)]
+    # whole names: "tk_fn_" matches none of them
+    res = run("funclatency", "-r", f"{path}:tk_fn_")
+    assert res.returncode == 2
+    assert res.stderr == (f"funclatency: invalid FUNC '{path}:tk_fn_': no function matches "
+                          f"the regex 'tk_fn_' ({path}: .symtab); see 'funclatency --help'\n")
+
+
+def test_per_function_user_without_cookies_is_refused(progs):
+    if has_cookies():
+        pytest.skip("this kernel has BPF cookies: -F over user functions works "
+                    "(test_per_function_histograms)")
+    res = run("funclatency", "-F", f"{progs['pie']}:tk_fn_*")
+    assert (res.returncode, res.stdout) == (1, "")
+    assert res.stderr == ("funclatency: -F over several user functions needs BPF cookies "
+                          "(bpf_get_attach_cookie, Linux 5.15): a hit's address differs in "
+                          "each process (ASLR); use a kernel with them, or one function "
+                          "per run\n")
+
+
+def test_pattern_of_one_function_is_that_function(progs):
+    path = progs["pie"]
+    with Target(path) as t:
+        res = run("funclatency", "--dry-run", "-p", t.pid, f"{path}:tk_fn_al*")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (f"probe entry uprobe {path}:tk_fn_alpha\n"
+                          f"probe exit uretprobe {path}:tk_fn_alpha\n")
+    out, _, _ = trace(["-j", "-p", "PID", f"{path}:tk_fn_al*"], path, [CALLS])
+    (h,) = histograms(out)
+    assert (h["function"], h["total"]) == ("tk_fn_alpha", 3)
+
+
+def test_pattern_dry_run_names_the_multi_link(progs):
+    path = progs["pie"]
+    res = run("funclatency", "--dry-run", f"{path}:tk_fn_*")
+    assert res.returncode == 0, res.stderr
+    m = uprobe_multi_method()
+    assert res.stdout == (f"probe entry {m} {path}:tk_fn_* (3 functions)\n"
+                          f"probe exit {m.replace('up', 'uretp')} {path}:tk_fn_* (3 functions)\n")
+
+
+def test_library_glob(progs):
+    """c:getpp*: glibc's getppid (and nothing else of that prefix)."""
+    path = progs["nopie"]
+    with Target(path) as t:
+        res = run("funclatency", "--dry-run", "-p", t.pid, "c:getpp*")
+        libc = mapped_libc(t.pid)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"probe entry uprobe {libc}:getppid\n")
+
+
+@pytest.mark.parametrize("level, total", [(1, 1), (3, 3), (16, 16)])
+def test_level_times_only_the_outermost_calls(progs, level, total):
+    """recurse 20: 21 nested calls; -l LEVEL times the LEVEL outermost,
+    the deeper ones are left out by request, not counted as lost."""
+    path = progs["pie"]
+    out, _, _ = trace(["-j", "-l", str(level), "-p", "PID", f"{path}:recurse"], path,
+                      ["recurse 20"])
+    (h,) = histograms(out, map_full=0)
+    assert h["total"] == total
+
+
+def test_level_across_functions(progs):
+    """-l 1: tk_fn_beta inside tk_fn_gamma is nested, so not timed: only
+    the 5 calls made on their own are."""
+    require_cookies()
+    path = progs["pie"]
+    out, _, _ = trace(["-j", "-F", "-l", "1", "-p", "PID", f"{path}:tk_fn_*"], path,
+                      [CALLS])
+    assert [(h["function"], h["total"]) for h in histograms(out)] == \
+        [("tk_fn_alpha", 3), ("tk_fn_beta", 5), ("tk_fn_gamma", 7)]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-l", "0", "c:getpid"], "invalid --level value '0': expected an integer from 1 to 16"),
+    (["-l", "17", "c:getpid"], "invalid --level value '17': expected an integer from 1 to 16"),
+    (["--level", "x", "c:getpid"], "invalid --level value 'x': expected an integer from 1 to 16"),
+    (["-r", "c:getpid("], "invalid FUNC 'c:getpid(': not a POSIX extended regular "
+                          "expression: Unmatched ( or \\("),
+])
+def test_pattern_usage_errors(args, message):
+    res = run("funclatency", *args)
+    assert (res.returncode, res.stdout) == (2, "")
+    assert res.stderr == f"funclatency: {message}; see 'funclatency --help'\n"
+
+
+def test_pattern_past_the_limit_is_a_usage_error():
+    """libc has well over 1000 functions: bcc's probe limit, named with how
+    to narrow the pattern."""
+    res = run("funclatency", "c:*")
+    assert (res.returncode, res.stdout) == (2, "")
+    assert re.fullmatch(r"funclatency: invalid FUNC 'c:\*': '\*' matches (\d+) functions, "
+                        r"more than 1000 \(bcc's probe limit\); narrow the pattern: a longer "
+                        r"prefix than '', or fewer alternatives; see 'funclatency --help'\n",
+                        res.stderr), res.stderr
+    res = run("funclatency", "-r", "c:.*")
+    assert (res.returncode, res.stdout) == (2, ""), res.stderr
+    assert "'.*' matches " in res.stderr and "(bcc's probe limit)" in res.stderr
+
+
+def test_kernel_pattern_that_matches_nothing_is_a_usage_error():
+    res = run("funclatency", "tk_no_such_kernel_fn_*")
+    assert (res.returncode, res.stdout) == (2, "")
+    assert re.fullmatch(r"funclatency: invalid FUNC 'tk_no_such_kernel_fn_\*': no kernel "
+                        r"function matches 'tk_no_such_kernel_fn_\*' "
+                        r"\((available_filter_functions|kallsyms)\); "
+                        r"see 'funclatency --help'\n", res.stderr), res.stderr
+
+
+# Two syscall entry points (see KERNEL_FN) for kernel patterns.
+KERNEL_GLOB = {"x86_64": "__x64_sys_f*sync",
+               "aarch64": "__arm64_sys_f*sync"}.get(platform.machine())
+
+
+def kernel_glob():
+    if not KERNEL_GLOB:
+        pytest.skip(f"no fsync entry point known for {platform.machine()}")
+    return KERNEL_GLOB
+
+
+def kernel_multi_method(attach):
+    if attach:
+        return attach
+    return "kprobe_multi" if has_ksym("fprobe_register") else "kprobe"
+
+
+@pytest.mark.parametrize("attach", [None, "kprobe"])
+def test_kernel_glob_per_function(progs, attach):
+    """fsync 4 and fdatasync 6: __x64_sys_f*sync, a histogram each; one
+    kprobe.multi link where the kernel has it, else a kprobe per function
+    (and there, without BPF cookies, a hit known by its address)."""
+    require("kprobe")
+    glob = kernel_glob()
+    path = progs["pie"]
+    out, err, _ = trace(["-j", "-v", "-F", "-p", "PID", glob], path,
+                        ["fsync 4", "fdatasync 6"],
+                        env={"TRACEKIT_ATTACH": attach} if attach else None)
+    prefix = glob.split("f*")[0]
+    assert [(h["function"], h["total"]) for h in histograms(out)] == \
+        [(prefix + "fdatasync", 6), (prefix + "fsync", 4)]
+    m = kernel_multi_method(attach)
+    probes = [l for l in err.splitlines() if l.startswith("funclatency: probe ")]
+    assert probes == [f"funclatency: probe entry: {m} {glob} (2 functions)",
+                      f"funclatency: probe exit: {m.replace('kp', 'kretp')} {glob} (2 functions)"]
+
+
+@pytest.mark.parametrize("attach", [None, "kprobe"])
+def test_kernel_regex_in_one_histogram(progs, attach):
+    require("kprobe")
+    glob = kernel_glob()
+    prefix = glob.split("f*")[0]
+    path = progs["nopie"]
+    out, _, _ = trace(["-j", "-r", "-p", "PID", prefix + "f(data)?sync"], path,
+                      ["fsync 4", "fdatasync 6"],
+                      env={"TRACEKIT_ATTACH": attach} if attach else None)
+    (h,) = histograms(out)
+    assert (h["pattern"], h["functions"], h["total"]) == (prefix + "f(data)?sync", 2, 10)
+
+
+def test_kernel_pattern_without_kprobes_fails_in_one_line():
+    """Several kernel functions take no fentry: without kprobes the one
+    line names what is missing (this host)."""
+    assert_no_kernel_function_tracing("funclatency", "vfs_(read|write) (2 functions)",
+                                      "-r", "vfs_(read|write)", attach="kprobe")

@@ -6,8 +6,13 @@
  *   fsync N       make the fsync syscall N times, on stdin (a pipe: it
  *                 fails with EINVAL, past the syscall's entry point, which
  *                 the kernel function tests trace)
+ *   fdatasync N   the same with the fdatasync syscall
  *   recurse D     call recurse(D), which calls itself D times: D+1 calls,
  *                 each inside the one before
+ *   calls A B C   call tk_fn_alpha() A times, tk_fn_beta() B times and
+ *                 tk_fn_gamma() C times: three functions for patterns
+ *                 (tk_fn_*); each tk_fn_gamma() call also calls
+ *                 tk_fn_beta() once, nested inside it
  *
  * It says "ready" first. It runs SCHED_FIFO (when allowed), so that a
  * sleep ends on time on a busy machine: no normal task delays its
@@ -38,18 +43,46 @@ __attribute__((noinline)) int recurse(int depth)
 	return r;
 }
 
+__attribute__((noinline)) void tk_fn_alpha(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void tk_fn_beta(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void tk_fn_gamma(void)
+{
+	tk_fn_beta();
+	__asm__ volatile("" ::: "memory");
+}
+
+static void calls(long a, long b, long c)
+{
+	long i;
+
+	for (i = 0; i < a; i++)
+		tk_fn_alpha();
+	for (i = 0; i < b; i++)
+		tk_fn_beta();
+	for (i = 0; i < c; i++)
+		tk_fn_gamma();
+}
+
 int main(void)
 {
 	struct sched_param fifo = { .sched_priority = 1 };
 	char line[128], cmd[32];
-	long n, arg, i;
+	long n, arg, arg2, i;
 
 	sched_setscheduler(0, SCHED_FIFO, &fifo);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
-		arg = 0;
-		if (sscanf(line, "%31s %ld %ld", cmd, &n, &arg) < 2)
+		arg = arg2 = 0;
+		if (sscanf(line, "%31s %ld %ld %ld", cmd, &n, &arg, &arg2) < 2)
 			return 2;
 		if (!strcmp(cmd, "work"))
 			for (i = 0; i < n; i++)
@@ -60,8 +93,13 @@ int main(void)
 		else if (!strcmp(cmd, "fsync"))
 			for (i = 0; i < n; i++)
 				syscall(SYS_fsync, 0);
+		else if (!strcmp(cmd, "fdatasync"))
+			for (i = 0; i < n; i++)
+				syscall(SYS_fdatasync, 0);
 		else if (!strcmp(cmd, "recurse"))
 			recurse((int)n);
+		else if (!strcmp(cmd, "calls"))
+			calls(n, arg, arg2);
 		else
 			return 2;
 		printf("done\n");

@@ -1,0 +1,37 @@
+/* Attaching one program to many functions: the kernel's multi-links
+ * (kprobe.multi since 5.18, uprobe.multi since 6.6) where it has them,
+ * found by trying, and BPF cookies (5.15), by which a program tells the
+ * functions apart. tk_load (load.c) uses these for a family pointed at
+ * several functions (tk_set_target_multi); a tool reads
+ * tk_attach_cookies() to know whether bpf_get_attach_cookie() works. */
+#ifndef TK_MULTIATTACH_H
+#define TK_MULTIATTACH_H
+
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Probed once each (a tiny program and a link that must fail in the way
+ * only a kernel with the feature fails). */
+bool tk_kprobe_multi_supported(void);
+bool tk_uprobe_multi_supported(void);
+bool tk_attach_cookies(void);
+
+/* The expected attach type a uprobe.multi program must be loaded with
+ * (BPF_TRACE_UPROBE_MULTI; libbpf 1.1 does not know it). */
+#define TK_TRACE_UPROBE_MULTI 48
+
+/* A uprobe.multi link of prog (loaded with TK_TRACE_UPROBE_MULTI) on
+ * offsets of binary, cookie i for offsets[i]; pid -1 for every process.
+ * Returns the link's fd, or -errno. */
+int tk_uprobe_multi_link(struct bpf_program *prog, const char *binary,
+			 const uint64_t *offsets, const uint64_t *cookies,
+			 size_t n, pid_t pid, bool retprobe);
+
+/* One probe per function opens a perf event (a file) for each: raise
+ * the soft RLIMIT_NOFILE to the hard one, once. */
+void tk_raise_nofile(void);
+
+#endif
