@@ -312,6 +312,11 @@ static void precheck(const struct argp_option *tool_opts,
 	lo[n++] = (struct option){ "usage", no_argument, 0, '?' };
 	strcat(shorts, "?");
 
+	/* Before getopt, which would take bcc's --debug for an abbreviation
+	 * of --debug-dir. */
+	for (i = 1; i < (size_t)argc && strcmp(argv[i], "--"); i++)
+		if (!strncmp(argv[i], "--", 2))
+			check_bcc_missing(argv[i], 0);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {

@@ -109,6 +109,14 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* libbpf-tools' -k picks kprobes over fentry; here every tool's attach
+ * chain does, and TRACEKIT_ATTACH starts it where asked. */
+static const struct tk_bcc_missing bcc_missing[] = {
+	{ "-k", "set TRACEKIT_ATTACH=kprobe to use kprobes rather than fentry" },
+	{ "--kprobes", "set TRACEKIT_ATTACH=kprobe to use kprobes rather than fentry" },
+	{ 0 },
+};
+
 static const struct tk_tool tool = {
 	.name = "funclatency",
 	.doc = doc,
@@ -117,6 +125,7 @@ static const struct tk_tool tool = {
 	.own_letters = "u",
 	.periodic = true,
 	.args_doc = "FUNC [interval [count]]",
+	.bcc_missing = bcc_missing,
 };
 
 static const char *unit(void)

@@ -134,6 +134,13 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* bcc's --debug prints the generated BPF program; tracekit's are
+ * compiled ahead of time. */
+static const struct tk_bcc_missing bcc_missing[] = {
+	{ "--debug", "the BPF program is compiled ahead of time (bpf/stackcount.bpf.c); --verbose shows how it attaches" },
+	{ 0 },
+};
+
 static const struct tk_tool tool = {
 	.name = "stackcount",
 	.doc = doc,
@@ -142,6 +149,7 @@ static const struct tk_tool tool = {
 	.own_letters = "dcv",
 	.extra = &tk_stack_argp,
 	.args_doc = "EVENT",
+	.bcc_missing = bcc_missing,
 };
 
 static bool is_ident(const char *s, size_t len)

@@ -128,12 +128,20 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* libbpf-tools' short letters for bcc's --cgroupmap and --mntnsmap. */
+static const struct tk_bcc_missing bcc_missing[] = {
+	{ "-C", "libbpf-tools' --cgroupmap: filter by cgroup directory with --cgroup PATH (cgroup v2)" },
+	{ "-M", "libbpf-tools' --mntnsmap: there is no mount-namespace map; filter with --cgroup PATH or -p PID" },
+	{ 0 },
+};
+
 static const struct tk_tool tool = {
 	.name = "tcpconnect",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "cd",
+	.bcc_missing = bcc_missing,
 };
 
 static const char *addr_str(int ip, const unsigned char *addr, char *buf,

@@ -202,3 +202,35 @@ def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
         assert blocked_writing(tool.proc.pid)
         tool.proc.send_signal(signal.SIGINT)
         assert tool.proc.wait(timeout=30) == -signal.SIGINT
+
+
+ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
+             "funclatency", "profile", "offcputime", "stackcount"]
+
+
+@pytest.mark.parametrize("tool, args, instead", [
+    *[(t, ["--cgroupmap", "/sys/fs/bpf/m"], "filter by cgroup directory with --cgroup PATH")
+      for t in ALL_TOOLS],
+    *[(t, ["--mntnsmap=/sys/fs/bpf/m"], "there is no mount-namespace map")
+      for t in ALL_TOOLS],
+    *[(t, ["--ebpf"], "the BPF programs are compiled ahead of time") for t in ALL_TOOLS],
+    *[(t, ["--exec", "ls"], "start the command, then trace it with -p PID")
+      for t in ALL_TOOLS],
+    ("opensnoop", ["-b", "64"], "use --buffer-kb KB"),
+    ("opensnoop", ["--buffer-pages", "64"], "use --buffer-kb KB"),
+    ("profile", ["--hash-storage-size", "40960"], "use --max-stacks N"),
+    ("funclatency", ["-k", "vfs_read"], "set TRACEKIT_ATTACH=kprobe"),
+    ("funclatency", ["--kprobes", "vfs_read"], "set TRACEKIT_ATTACH=kprobe"),
+    ("stackcount", ["--debug", "vfs_read"], "--verbose shows how it attaches"),
+    ("tcpconnect", ["-C", "/sys/fs/bpf/m"], "libbpf-tools' --cgroupmap"),
+    ("tcpconnect", ["-M", "/sys/fs/bpf/m"], "libbpf-tools' --mntnsmap"),
+])
+def test_bcc_option_it_has_not_says_what_to_use(tool, args, instead):
+    """A bcc option a tool has not is a usage error naming it and what to
+    use instead, never an unknown option or another meaning (getopt
+    would take stackcount's --debug for --debug-dir)."""
+    r = run(tool, *args)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    name = args[0].split("=")[0]
+    assert r.stderr.startswith(f"{tool}: bcc's option '{name}' is not in tracekit: "), r.stderr
+    assert instead in r.stderr and r.stderr.count("\n") == 1, r.stderr
