@@ -16,21 +16,6 @@
 #include "functarget.h"
 #include "setup.h"
 
-static int seterr(char *err, size_t len, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int seterr(char *err, size_t len, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
 bool tk_func_is_pattern(const char *name)
 {
 	return strpbrk(name, "*?[") != NULL;
@@ -77,17 +62,17 @@ int tk_func_pattern_init(struct tk_func_pattern *p, const char *text,
 	p->text = text;
 	p->regex = regex;
 	if (!*text)
-		return seterr(err, errlen, -EINVAL, "empty function pattern");
+		return tk_errf(err, errlen, -EINVAL, "empty function pattern");
 	if (!regex)
 		return 0;
 	if (regex_too_big(text))
-		return seterr(err, errlen, -EINVAL,
+		return tk_errf(err, errlen, -EINVAL,
 			      "too many repetitions ('+', '{m,n}') in the regex: glibc would compile over %d copies of a part of it",
 			      TK_REGEX_MAX_COPIES);
 	/* The whole name, as bcc's re.fullmatch: "vfs_read" does not
 	 * match vfs_readv. */
 	if (asprintf(&anchored, "^(%s)$", text) < 0)
-		return seterr(err, errlen, -ENOMEM, "out of memory");
+		return tk_errf(err, errlen, -ENOMEM, "out of memory");
 	r = regcomp(&p->re, anchored, REG_EXTENDED | REG_NOSUB);
 	free(anchored);
 	if (r) {
@@ -95,7 +80,7 @@ int tk_func_pattern_init(struct tk_func_pattern *p, const char *text,
 
 		regerror(r, &p->re, why, sizeof(why));
 		p->regex = false;
-		return seterr(err, errlen, -EINVAL,
+		return tk_errf(err, errlen, -EINVAL,
 			      "not a POSIX extended regular expression: %s", why);
 	}
 	return 0;
@@ -438,16 +423,16 @@ int tk_elf_funcs_match(const char *path, const struct tk_func_pattern *p,
 	Elf *elf;
 
 	if (strlen(path) >= sizeof(out->binary))
-		return seterr(err, errlen, -ENOENT, "path too long");
+		return tk_errf(err, errlen, -ENOENT, "path too long");
 	strcpy(out->binary, path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return seterr(err, errlen, -ENOENT, "%s: %s", path, strerror(errno));
+		return tk_errf(err, errlen, -ENOENT, "%s: %s", path, strerror(errno));
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
-		ret = seterr(err, errlen, -ENOEXEC,
+		ret = tk_errf(err, errlen, -ENOEXEC,
 			     "%s is not an executable or a shared library", path);
 		goto out;
 	}
@@ -467,7 +452,7 @@ int tk_elf_funcs_match(const char *path, const struct tk_func_pattern *p,
 			ret = add_func(out, hits[i].name, strlen(hits[i].name),
 				       hits[i].off);
 	if (ret)
-		seterr(err, errlen, ret, "%s", strerror(-ret));
+		tk_errf(err, errlen, ret, "%s", strerror(-ret));
 	sort_unique(out);
 out:
 	free(hits);
@@ -506,7 +491,7 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 
 	memset(out, 0, sizeof(*out));
 	if (colon && (colon == spec || (size_t)(colon - spec) >= sizeof(obj)))
-		return seterr(err, errlen, -EINVAL,
+		return tk_errf(err, errlen, -EINVAL,
 			      "expected PATTERN (kernel functions) or LIB:PATTERN");
 	ret = tk_func_pattern_init(&p, pat, regex, err, errlen);
 	if (ret)
@@ -522,20 +507,20 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 					    "/sys/kernel/debug/kprobes/blacklist",
 					    out);
 		if (ret)
-			seterr(err, errlen, ret, "cannot read the kernel's functions (available_filter_functions, /proc/kallsyms): %s",
+			tk_errf(err, errlen, ret, "cannot read the kernel's functions (available_filter_functions, /proc/kallsyms): %s",
 			       strerror(-ret));
 	}
 	tk_func_pattern_free(&p);
 	if (ret)
 		return ret;
 	if (!out->n)
-		return seterr(err, errlen, -ENOENT, "no %s matches %s'%s' (%s%s%s)",
+		return tk_errf(err, errlen, -ENOENT, "no %s matches %s'%s' (%s%s%s)",
 			      out->binary[0] ? "function" : "kernel function",
 			      regex ? "the regex " : "", pat,
 			      out->binary[0] ? out->binary : "",
 			      out->binary[0] ? ": " : "", out->source);
 	if (out->n > TK_FUNC_LIMIT)
-		return seterr(err, errlen, -E2BIG,
+		return tk_errf(err, errlen, -E2BIG,
 			      "'%s' matches %zu functions, more than %d (bcc's probe limit); narrow the pattern: a longer prefix than '%.*s', or fewer alternatives",
 			      pat, out->n, TK_FUNC_LIMIT,
 			      (int)strcspn(pat, "*?[(|."), pat);

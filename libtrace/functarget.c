@@ -1,5 +1,6 @@
 /* Function targets: "FUNC", "LIB:FUNC", "PATH:FUNC" (see functarget.h). */
 #include "functarget.h"
+#include "setup.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -38,21 +39,6 @@ static const char *const lib_dirs[] = {
 #endif
 	"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
 };
-
-static int seterr(char *err, size_t len, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int seterr(char *err, size_t len, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* ---- ELF identity ---- */
 
@@ -434,15 +420,15 @@ int tk_elf_func_check(const char *path, const char *func, char *err,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return seterr(err, errlen, -ENOENT, "%s: %s", path, strerror(errno));
+		return tk_errf(err, errlen, -ENOENT, "%s: %s", path, strerror(errno));
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		ret = seterr(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
+		ret = tk_errf(err, errlen, -ENOEXEC, "%s is not an ELF file", path);
 		goto out;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		ret = seterr(err, errlen, -ENOEXEC,
+		ret = tk_errf(err, errlen, -ENOEXEC,
 			     "%s is not an executable or a shared library", path);
 		goto out;
 	}
@@ -459,7 +445,7 @@ int tk_elf_func_check(const char *path, const char *func, char *err,
 			continue;
 		tables[i] = scan_table(elf, scn, &sh, func, &s);
 		if (s.strong > 1) {
-			ret = seterr(err, errlen, -ESRCH,
+			ret = tk_errf(err, errlen, -ESRCH,
 				     "%s is defined %d times in %s (symbol versions), and libbpf cannot choose one",
 				     func, s.strong, path);
 			goto out;
@@ -474,18 +460,18 @@ int tk_elf_func_check(const char *path, const char *func, char *err,
 			break;
 	}
 	if (s.ifunc)
-		ret = seterr(err, errlen, -ESRCH,
+		ret = tk_errf(err, errlen, -ESRCH,
 			     "%s in %s is a GNU indirect function (IFUNC), whose resolver runs once at load; probe the implementation it selects",
 			     func, path);
 	else if (s.undefined)
-		ret = seterr(err, errlen, -ESRCH,
+		ret = tk_errf(err, errlen, -ESRCH,
 			     "%s is not defined in %s, which imports it from a shared library; give LIB:%s (c:%s for libc)",
 			     func, path, func, func);
 	else if (s.other)
-		ret = seterr(err, errlen, -ESRCH, "%s in %s is not a function",
+		ret = tk_errf(err, errlen, -ESRCH, "%s in %s is not a function",
 			     func, path);
 	else
-		ret = seterr(err, errlen, -ESRCH, "no function %s in %s (%s)",
+		ret = tk_errf(err, errlen, -ESRCH, "no function %s in %s (%s)",
 			     func, path,
 			     tables[1] ? ".dynsym and .symtab" :
 			     tables[0] ? "stripped: .dynsym only" :
@@ -524,10 +510,10 @@ int tk_kernel_func_check(const char *kallsyms, const char *func, char *err,
 	if (type == 't' || type == 'T')
 		return 0;
 	if (type)
-		return seterr(err, errlen, -ENOENT,
+		return tk_errf(err, errlen, -ENOENT,
 			      "kernel symbol %s is not a function (type '%c' in %s)",
 			      func, type, kallsyms);
-	return seterr(err, errlen, -ENOENT, "no kernel function %s in %s",
+	return tk_errf(err, errlen, -ENOENT, "no kernel function %s in %s",
 		      func, kallsyms);
 }
 
@@ -552,13 +538,13 @@ int tk_func_object_resolve(const char *obj, pid_t pid, char *binary,
 		struct stat st;
 
 		if (stat(obj, &st))
-			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
+			return tk_errf(err, errlen, -ENOENT, "%s: %s", obj,
 				      strerror(errno));
 		if (!S_ISREG(st.st_mode))
-			return seterr(err, errlen, -ENOEXEC,
+			return tk_errf(err, errlen, -ENOEXEC,
 				      "%s is not a regular file", obj);
 		if (size < PATH_MAX || !realpath(obj, binary))
-			return seterr(err, errlen, -ENOENT, "%s: %s", obj,
+			return tk_errf(err, errlen, -ENOENT, "%s: %s", obj,
 				      strerror(errno));
 		return 0;
 	}
@@ -571,10 +557,10 @@ int tk_func_object_resolve(const char *obj, pid_t pid, char *binary,
 		return 0;
 	}
 	if (is_file_name(obj))
-		return seterr(err, errlen, -ENOENT,
+		return tk_errf(err, errlen, -ENOENT,
 			      "no library %s%s in the ld.so cache or the library directories",
 			      obj, pid > 0 ? " mapped by the process," : "");
-	return seterr(err, errlen, -ENOENT,
+	return tk_errf(err, errlen, -ENOENT,
 		      "no library lib%s.so%s in the ld.so cache or the library directories, and no program %s in PATH",
 		      strncmp(obj, "lib", 3) ? obj : obj + 3,
 		      pid > 0 ? " mapped by the process," : "", obj);
@@ -591,21 +577,21 @@ int tk_func_target_resolve(const char *spec, pid_t pid,
 	memset(t, 0, sizeof(*t));
 	func = colon ? colon + 1 : spec;
 	if (!*func || (colon && colon == spec))
-		return seterr(err, errlen, -EINVAL,
+		return tk_errf(err, errlen, -EINVAL,
 			      "expected FUNC (a kernel function), LIB:FUNC or PATH:FUNC");
 	if (strlen(func) >= sizeof(t->func))
-		return seterr(err, errlen, -EINVAL, "function name too long");
+		return tk_errf(err, errlen, -EINVAL, "function name too long");
 	strcpy(t->func, func);
 	if (!colon) {
 		if (!valid_kernel_name(func))
-			return seterr(err, errlen, -EINVAL,
+			return tk_errf(err, errlen, -EINVAL,
 				      "'%s' is not a kernel function name (letters, digits, '_' and '.')",
 				      func);
 		return tk_kernel_func_check("/proc/kallsyms", func, err, errlen);
 	}
 	olen = colon - spec;
 	if (olen >= sizeof(obj))
-		return seterr(err, errlen, -EINVAL, "path too long");
+		return tk_errf(err, errlen, -EINVAL, "path too long");
 	memcpy(obj, spec, olen);
 	obj[olen] = 0;
 	ret = tk_func_object_resolve(obj, pid, t->binary, sizeof(t->binary),

@@ -211,6 +211,18 @@ void tk_fail(const char *fmt, ...)
 	exit(1);
 }
 
+int tk_errf(char *err, size_t len, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
 void tk_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -45,6 +45,11 @@ void tk_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 void tk_fail_trap(jmp_buf *trap, char *msg, size_t size);
 
 /* Non-fatal message: "tool: MESSAGE" on stderr. */
+/* For functions that explain a failure to their caller: the message into
+ * err (len bytes; NULL: none), and ret returned. */
+int tk_errf(char *err, size_t len, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Verbose message (-v only): "tool: MESSAGE" on stderr. */

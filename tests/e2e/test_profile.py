@@ -23,8 +23,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, elf_functions, json_lines, loss_record,
-                      next_instruction_offsets, run)
+from conftest import (EMULATED_CPU, ROOT, Tool, cgroup2_root, elf_functions, json_lines,
+                      loss_record, next_instruction_offsets, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
@@ -427,15 +427,6 @@ def test_pid_and_tid_lists_as_bcc_takes_them(progs, option):
         (n,) = matching(stacks, chain_re(f"stk-{kind}")).values()
         assert_about(n + missed, expected(cpu1))
     assert not any(s.startswith("stk-nopie") for s in stacks), stacks
-
-
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, path, fstype = line.split()[:3]
-            if fstype == "cgroup2":
-                return path
-    pytest.fail("no cgroup v2 mount")
 
 
 def test_cgroup_filter(progs):

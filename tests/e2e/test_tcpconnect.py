@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from conftest import (Tool, assert_no_kernel_function_tracing, json_lines,
+from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, json_lines,
                       kernel_has, loss_record, require, run)
 
 METHODS = ["fentry", "kprobe"]
@@ -518,15 +518,6 @@ def test_pid_and_uid_filters(servers, method):
                 out = stopped(t, method)
             got = [r for r in connects(out) if r["comm"] == COMM]
             assert got == [who.record(4, "127.0.0.1", sports[who.pid], "127.0.0.1", port)], args
-
-
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, mnt, fstype = line.split()[:3]
-            if fstype == "cgroup2":
-                return mnt
-    pytest.skip("no cgroup2 mount")
 
 
 @pytest.mark.parametrize("method", METHODS)

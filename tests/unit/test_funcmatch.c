@@ -26,8 +26,8 @@ __attribute__((noinline, used)) int tk_pat_three(int x) { return x + 3; }
 int tk_pat_one_alias(int x) __attribute__((alias("tk_pat_one")));
 int tk_pat_data = 7;
 
-static char self[PATH_MAX];
-static char tmpdir[] = "/tmp/tk-funcmatch-XXXXXX";
+#define TMPDIR_TEMPLATE "/tmp/tk-funcmatch-XXXXXX"
+#include "tmpdir.h"
 
 static char *tmp_file(const char *name, const char *text)
 {
@@ -42,26 +42,6 @@ static char *tmp_file(const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 	return p;
-}
-
-static int setup(void **state)
-{
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	(void)state;
-	if (n <= 0 || !mkdtemp(tmpdir))
-		return -1;
-	self[n] = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) ? -1 : 0;
 }
 
 static void init(struct tk_func_pattern *p, const char *text, bool regex)
@@ -366,5 +346,5 @@ int main(void)
 		cmocka_unit_test(test_spec_resolve),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }

@@ -34,8 +34,8 @@ static void (*resolve_ifunc(void))(void)
 
 void tk_test_ifunc(void) __attribute__((ifunc("resolve_ifunc")));
 
-static char self[PATH_MAX];
-static char tmpdir[] = "/tmp/tk-functarget-XXXXXX";
+#define TMPDIR_TEMPLATE "/tmp/tk-functarget-XXXXXX"
+#include "tmpdir.h"
 
 static char *tmp_file(const char *name, const void *data, size_t len)
 {
@@ -48,26 +48,6 @@ static char *tmp_file(const char *name, const void *data, size_t len)
 	assert_int_equal(fwrite(data, 1, len, f), len);
 	fclose(f);
 	return path;
-}
-
-static int setup(void **state)
-{
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	(void)state;
-	if (n <= 0 || !mkdtemp(tmpdir))
-		return -1;
-	self[n] = 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) ? -1 : 0;
 }
 
 /* ---- ld.so.cache ---- */
@@ -494,5 +474,5 @@ int main(void)
 		cmocka_unit_test(test_resolve_kernel),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
 }
