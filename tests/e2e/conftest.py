@@ -173,6 +173,19 @@ def loss_record(records):
     return losses[0]
 
 
+def only_child(pid, timeout=10):
+    """The one child of pid, once it has started it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+        if kids:
+            assert len(kids) == 1, kids
+            return int(kids[0])
+        time.sleep(0.001)
+    pytest.fail(f"{pid} never started its child")
+
+
 def cgroup2_root():
     """Where cgroup v2 is mounted (/sys/fs/cgroup/unified on the host,
     /sys/fs/cgroup in the VM matrix)."""

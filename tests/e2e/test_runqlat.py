@@ -30,7 +30,8 @@ from datetime import datetime
 
 import pytest
 
-from conftest import EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines, loss_record, run
+from conftest import (EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines, loss_record,
+                      only_child, run)
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -84,17 +85,6 @@ else:
     os.read(go, 1)
 """
 
-
-def only_child(pid, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = f.read().split()
-        if kids:
-            assert len(kids) == 1, kids
-            return int(kids[0])
-        time.sleep(0.001)
-    raise AssertionError(f"{pid} never started its child")
 
 
 class Workload:

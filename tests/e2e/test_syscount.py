@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import Tool, cgroup2_root, json_lines, loss_record, run
+from conftest import Tool, cgroup2_root, json_lines, loss_record, only_child, run
 
 UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
 OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
@@ -90,17 +90,6 @@ def blocked_in_read(pid, read_nr):
 # A parent for --ppid: it runs its argv and waits, blocked in wait4.
 PARENT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
 
-
-def only_child(pid):
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = f.read().split()
-        if kids:
-            assert len(kids) == 1, kids
-            return int(kids[0])
-        time.sleep(0.005)
-    pytest.fail(f"{pid} never started its child")
 
 
 class Worker:
