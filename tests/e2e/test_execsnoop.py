@@ -340,6 +340,21 @@ def test_time_and_uid_columns():
     assert len(f[0]) == 8 and f[0][2] == ":" and f[1] == "0" and f[2] == "true"
 
 
+@pytest.mark.parametrize("user", ["nobody", "65534"])
+def test_uid_filter_by_name_or_number(user):
+    """-u takes a user name, as bcc's execsnoop does, or a UID: of two
+    execs of the marker, one as root and one as nobody, only nobody's."""
+    m = marker()
+    with Tool("execsnoop", "-j", "-u", user, "-l", m) as t:
+        subprocess.run(["/bin/true", m, "root"], check=True)
+        subprocess.run(["/bin/true", m, "nobody"], check=True, user=65534, group=65534,
+                       extra_groups=[])
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    execs = records_with(json_lines(out), m)
+    assert [(r["argv"], r["uid"]) for r in execs] == [(["/bin/true", m, "nobody"], 65534)]
+
+
 def test_sigpipe_ends_quietly():
     m = marker()
     t = Tool("execsnoop", "-l", m).start()
