@@ -249,3 +249,15 @@ def assert_no_kernel_function_tracing(tool, func, *args, attach=None):
     assert r.stderr.startswith(f"{tool}: cannot trace kernel function {func}: "), r.stderr
     assert "CONFIG_KPROBES is not set" in r.stderr and "CONFIG_KPROBES=y" in r.stderr
     assert ("fentry" in r.stderr) == (attach is None), r.stderr
+
+
+def assert_annotated(folded_stack):
+    """A folded stack of -a -d (comm;user...;-;kernel...): every kernel
+    frame ends in _[k], as bcc's -a marks them, and no user frame does.
+    Returns the number of kernel frames."""
+    frames = folded_stack.split(";")[1:]
+    cut = frames.index("-") if "-" in frames else len(frames)
+    user, kernel = frames[:cut], frames[cut + 1:]
+    assert all(f.endswith("_[k]") for f in kernel), folded_stack
+    assert not any(f.endswith("_[k]") for f in user), folded_stack
+    return len(kernel)

@@ -228,6 +228,25 @@ def test_interval_count_clears_and_exits(progs):
     assert [h["total"] for h in histograms(out)] == [3, 0]
 
 
+def test_interval_option_time_lines_and_duration(progs):
+    """bcc's -i SEC (as [interval]), -T (the time, HH:MM:SS, before each
+    interval's histogram) and -d SEC (ends by itself): every interval
+    block starts with its time, and the calls made add up across them."""
+    path = progs["pie"]
+    with Target(path) as t:
+        with Tool("funclatency", "-T", "-i", "1", "-d", "2.5", "-p", t.pid,
+                  f"{path}:work") as tool:
+            t.send("work 3 0")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    lines = out.splitlines()
+    times = [i for i, l in enumerate(lines) if re.fullmatch(r"\d\d:\d\d:\d\d", l)]
+    first = next(i for i, l in enumerate(lines) if l)
+    assert len(times) >= 2 and times[0] == first, out
+    counts = [int(m[1]) for l in lines for m in [re.match(r"\s+\d+ -> \d+\s+: (\d+) ", l)] if m]
+    assert sum(counts) == 3, out
+
+
 def test_dry_run_and_verbose_show_uprobes(progs):
     path = progs["pie"]
     with Target(path) as t:

@@ -21,8 +21,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, json_lines, loss_record,
-                      next_instruction_offsets, require, run)
+from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, json_lines,
+                      loss_record, next_instruction_offsets, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -246,6 +246,19 @@ def test_delimited_puts_a_dash_between_user_and_kernel(prog):
 
 
 # ---- block time and state filters ----
+
+def test_annotations_mark_kernel_frames(prog):
+    """-a: bcc's _[k] after every kernel frame, none after a user frame;
+    the sleeps' stack is the chain, then the annotated sleep code."""
+    out, err, _, (took,) = trace(prog, ["-a", "-d", "-f", "-p", "PID"], ["sleep 2 50"])
+    lines = folded(out)
+    for frames, _ in lines:
+        assert_annotated(";".join(frames))
+    sleeps = [(f, n) for f, n in lines if "-" in f and f[f.index("-") - 3:f.index("-")] == CHAIN
+              and [k[:-4] for k in f[-3:]] == SLEEP_KERNEL_END]
+    assert len(sleeps) == 1, out
+    assert_total(sleeps[0][1], 2, 50, took, out, err)
+
 
 def test_min_block_time_excludes_short_blocks(prog):
     out, err, _, (_, took) = trace(prog, ["-f", "-m", "100000", "-p", "PID"],

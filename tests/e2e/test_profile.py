@@ -23,8 +23,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, cgroup2_root, elf_functions, json_lines,
-                      loss_record, next_instruction_offsets, run)
+from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root,
+                      elf_functions, json_lines, loss_record, next_instruction_offsets, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
@@ -232,6 +232,18 @@ def test_kernel_frames_follow_user_frames_after_a_dash(progs):
     assert not any("-" in s.split(";") for s in stacks), stacks
     in_syscall = matching(stacks, chain_re("stk-pie", tail=syscall.replace(";-", "")))
     assert sum(in_syscall.values()) >= 0.2 * sum(stacks.values()), stacks
+
+
+def test_annotations_mark_kernel_frames(progs):
+    """-a: bcc's _[k] after every kernel frame (flamegraph.pl colours
+    them), none after a user frame; the getppid loop's samples in the
+    syscall show the chain, then the annotated entry code."""
+    out, err, _, _ = profile(["-a", "-d", "-f", "-F", HZ, "-p", "PID"], progs["pie"],
+                             mode="syscall")
+    stacks, _ = split_missed(folded(out), err)
+    assert sum(assert_annotated(s) > 0 for s in stacks) > 0, stacks
+    in_syscall = r";-;entry_SYSCALL_64[^;]*_\[k\];do_syscall_64_\[k\](;[^;]+)*"
+    assert matching(stacks, chain_re("stk-pie", tail=in_syscall)), stacks
 
 
 def kernel_text_symbols():

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, elf_functions,
-                      json_lines, kernel_has, loss_record, next_instruction_offsets,
-                      require, run)
+from conftest import (ROOT, Tool, assert_annotated, assert_no_kernel_function_tracing,
+                      elf_functions, json_lines, kernel_has, loss_record,
+                      next_instruction_offsets, require, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -603,6 +603,17 @@ def test_truncated_stacks_are_counted_with_their_fix(progs):
     rec = loss_record(json_lines(split_run(progs, "--perf-max-stack-depth", "3",
                                            json=True)[0]))
     assert rec["stacks_truncated"] == 2, rec
+
+
+def test_annotations_mark_kernel_frames(progs):
+    """-a: bcc's _[k] after every kernel frame, none after a user frame:
+    the 7 getppid calls' one stack (-P: comm first), user then kernel."""
+    path = progs["nopie"]
+    out, err, _ = trace(["-a", "-d", "-f", "-P", "-p", "PID", "t:syscalls:sys_enter_getppid"],
+                        path, ["getppid 7"])
+    assert err == "", err
+    [(stack, count)] = folded(out).items()
+    assert count == 7 and assert_annotated(stack) > 0, out
 
 
 def test_complete_run_reports_no_loss(progs):
