@@ -607,13 +607,17 @@ def test_truncated_stacks_are_counted_with_their_fix(progs):
 
 def test_annotations_mark_kernel_frames(progs):
     """-a: bcc's _[k] after every kernel frame, none after a user frame:
-    the 7 getppid calls' one stack (-P: comm first), user then kernel."""
+    the 7 getppid calls' one stack (-P: comm first), user then kernel
+    (the syscall entry; none before 6.12: syscall_kernel_stack_ok)."""
     path = progs["nopie"]
     out, err, _ = trace(["-a", "-d", "-f", "-P", "-p", "PID", "t:syscalls:sys_enter_getppid"],
                         path, ["getppid 7"])
     assert err == "", err
     [(stack, count)] = folded(out).items()
-    assert count == 7 and assert_annotated(stack) > 0, out
+    kernel = stack.partition(";-;")[2]
+    frames = kernel.split(";") if kernel else []
+    assert count == 7 and assert_annotated(stack) == len(frames), out
+    assert syscall_kernel_stack_ok([f[:-len("_[k]")] for f in frames]), out
 
 
 def test_complete_run_reports_no_loss(progs):
