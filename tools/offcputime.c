@@ -30,7 +30,6 @@ static const struct argp_option options[] = {
 	  "Only threads leaving in this state: 0 (preempted, still runnable), "
 	  "or a bitmask matched against the task state (1 TASK_INTERRUPTIBLE, "
 	  "2 TASK_UNINTERRUPTIBLE)", 0 },
-	{ 0, 't', "TID", 0, "Only this thread, or these (1,2,3; as --tid)", 0 },
 	{ 0 },
 };
 
@@ -78,9 +77,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case K_STATE:
 		env.state = tk_arg_long("--state", arg, 0, INT_MAX);
 		break;
-	case 't':
-		tk_filter_set_ids('t', "-t/--tid", arg);
-		break;
 	case ARGP_KEY_ARG:
 		if (env.duration_arg)
 			tk_usage_error("unexpected argument '%s' after [duration]", arg);
@@ -100,12 +96,16 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* bcc's letter for the thread filter: the common --tid (lists too). */
+static const struct tk_letter letters[] = { { 't', "tid" }, { 0 } };
+
 static const struct tk_tool tool = {
 	.name = "offcputime",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "ud",
+	.letters = letters,
 	.extra = &tk_stack_argp,
 	.args_doc = "[duration]",
 };

@@ -66,7 +66,6 @@ static const struct argp_option options[] = {
 	{ "print-uid", 'U', 0, 0, "Print a UID column", 0 },
 	{ "timestamp", 'T', 0, 0,
 	  "Print seconds since start (TIME(s)), as bcc's -T; --time is the wall clock", 0 },
-	{ 0, 't', "TID", 0, "Only this thread (--tid), as bcc's -t; the PID column is then TID", 0 },
 	{ "full-path", 'F', 0, 0,
 	  "Print the full path of relative opens (cwd or dirfd resolved in BPF)", 0 },
 	{ "flag-filter", 'f', "FLAG", 0,
@@ -85,7 +84,8 @@ static const char doc[] =
 "\n"
 "bcc's letters: -T is bcc's seconds since start (TIME(s), long name\n"
 "--timestamp); tracekit's wall-clock column (-T in other tools) is\n"
-"--time here. -t TID is bcc's thread filter, the common --tid.\n"
+"--time here. -t TID is bcc's thread filter, the common --tid; with it\n"
+"the first column is the TID, as in bcc.\n"
 "\n"
 "-F: a relative path is joined to the directory it is relative to, the\n"
 "caller's working directory or openat's dirfd, whose path is walked in\n"
@@ -132,9 +132,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'e': env.extended = true; break;
 	case 'U': env.print_uid = true; break;
 	case 'T': env.timestamp = true; break;
-	case 't':
-		tk_opts.filter.tid = tk_arg_long("-t (--tid)", arg, 1, INT_MAX);
-		break;
 	case 'F': env.full_path = true; break;
 	case 'f': add_flag_filter(arg); break;
 	case 'P':
@@ -156,12 +153,16 @@ static const struct tk_bcc_missing bcc_missing[] = {
 	{ 0 },
 };
 
+/* bcc's letter for the thread filter: the common --tid (lists too). */
+static const struct tk_letter letters[] = { { 't', "tid" }, { 0 } };
+
 static const struct tk_tool tool = {
 	.name = "opensnoop",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "T",
+	.letters = letters,
 	.bcc_missing = bcc_missing,
 };
 

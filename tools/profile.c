@@ -25,7 +25,6 @@ static const struct argp_option options[] = {
 	  "Sample each CPU every NS nanoseconds of cpu-clock instead", 0 },
 	{ "cpu", 'C', "CPUS", 0, "Only these CPUs (a list such as 0,2-3)", 0 },
 	{ "include-idle", 'I', 0, 0, "Include the idle task's stacks", 0 },
-	{ 0, 'L', "TID", 0, "Only this thread, or these (1,2,3; as --tid)", 0 },
 	{ 0 },
 };
 
@@ -81,9 +80,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case 'I': env.include_idle = true; break;
-	case 'L':
-		tk_filter_set_ids('t', "-L/--tid", arg);
-		break;
 	case ARGP_KEY_ARG:
 		if (env.duration_arg)
 			tk_usage_error("unexpected argument '%s' after [duration]", arg);
@@ -108,12 +104,16 @@ static const struct tk_bcc_missing bcc_missing[] = {
 	{ 0 },
 };
 
+/* bcc's letter for the thread filter: the common --tid (lists too). */
+static const struct tk_letter letters[] = { { 'L', "tid" }, { 0 } };
+
 static const struct tk_tool tool = {
 	.name = "profile",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "cd",
+	.letters = letters,
 	.extra = &tk_stack_argp,
 	.args_doc = "[duration]",
 	.bcc_missing = bcc_missing,

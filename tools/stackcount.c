@@ -219,7 +219,7 @@ static void resolve(void)
 			tk_usage_error("invalid EVENT '%s': expected t:CATEGORY:NAME, such as t:sched:sched_switch",
 				       s);
 		if (tk_tracepoint_lookup(tp_category, tp_name) != TK_TP_FOUND)
-			tk_usage_error("invalid EVENT '%s': no tracepoint %s:%s in this kernel (see /sys/kernel/tracing/events)",
+			tk_usage_error("invalid EVENT '%s': no tracepoint %s:%s in this kernel (tracefs events/ lists those it has)",
 				       s, tp_category, tp_name);
 		return;
 	}

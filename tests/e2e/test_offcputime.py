@@ -598,7 +598,7 @@ def test_offset_in_folded_report_and_json(prog):
     (["--state", "-1"], "invalid --state value '-1': expected an integer from 0 to 2147483647"),
     (["-u", "-k"], "options -u/--user-threads-only and -k/--kernel-threads-only cannot be combined"),
     (["-U", "-K"], "options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined"),
-    (["-t", "0"], "invalid -t/--tid value '0': expected an integer from 1 to 2147483647"),
+    (["-t", "0"], "invalid --tid value '0': expected an integer from 1 to 2147483647"),
     (["0"], "invalid duration value '0': expected a number from 0.001 to 1e+09"),
     (["1", "2"], "unexpected argument '2' after [duration]"),
     (["-x"], "unknown option '-x'"),

@@ -621,8 +621,9 @@ def test_duration_ends_by_itself():
     (["--bogus"], "--bogus"),
     (["-Z"], "-Z"),
     (["stray"], "stray"),
-    (["-t", "abc"], "-t (--tid) value 'abc'"),
-    (["-t", "0"], "-t (--tid) value '0'"),
+    (["-t", "abc"], "--tid value 'abc'"),
+    (["-t", "0"], "--tid value '0'"),
+    (["-t", "1,x"], "--tid value '1,x'"),
     (["-t"], "-t"),
     (["--tid", "x"], "--tid value 'x'"),
     (["-f", "O_BOGUS"], "--flag-filter value 'O_BOGUS': expected an open flag name such as O_WRONLY"),
@@ -652,7 +653,7 @@ def test_help_states_limits_and_options():
     assert r.returncode == 0
     assert "4095 bytes of path" in r.stdout and "Examples:" in r.stdout
     for opt in ("--failed", "--extended-fields", "--print-uid", "--timestamp",
-                "--path=SUBSTR", "--json", "--duration", "-t TID", "--tid=TID",
+                "--path=SUBSTR", "--json", "--duration", "-t, --tid=TID",
                 "-F, --full-path", "-f, --flag-filter=FLAG", "      --time "):
         assert opt in r.stdout, opt
     # The letters' choice is documented: bcc's -T, the wall clock as --time.

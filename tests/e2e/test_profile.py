@@ -609,7 +609,7 @@ def test_letters_follow_bcc():
     assert re.search(r"^\s+-d, --delimited", r.stdout, re.M)
     assert re.search(r"^\s+--cgroup=PATH", r.stdout, re.M)
     assert re.search(r"^\s+--duration=SEC", r.stdout, re.M)
-    assert re.search(r"^\s+-L TID", r.stdout, re.M)
+    assert re.search(r"^\s+-L, --tid=TID", r.stdout, re.M)
 
 
 @pytest.mark.parametrize("args, event", [

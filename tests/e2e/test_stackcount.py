@@ -456,9 +456,9 @@ def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line(attach, eve
 
 @pytest.mark.parametrize("event, why", [
     ("t:sched:tk_nope", "no tracepoint sched:tk_nope in this kernel "
-                        "(see /sys/kernel/tracing/events)"),
+                        "(tracefs events/ lists those it has)"),
     ("t:tk_nocat:tk_nope", "no tracepoint tk_nocat:tk_nope in this kernel "
-                           "(see /sys/kernel/tracing/events)"),
+                           "(tracefs events/ lists those it has)"),
     ("sched:tk_nope", "no library libsched.so in the ld.so cache or the library "
                       "directories, and no program sched in PATH"),
     ("sched:sched_switch", "no library libsched.so in the ld.so cache or the library "
