@@ -173,6 +173,31 @@ def loss_record(records):
     return losses[0]
 
 
+# The kernel's fsync entry point: a kernel function the tests can make
+# a known number of calls of (fsync on a file they opened).
+KERNEL_FN = {"x86_64": "__x64_sys_fsync",
+             "aarch64": "__arm64_sys_fsync"}.get(os.uname().machine)
+
+
+def has_ksym(name):
+    """Does this kernel have function name? For what a tool should pick,
+    independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1
+    has kprobe.multi's code but CONFIG_FPROBE unset: its link attach is a
+    stub), uprobe.multi bpf_uprobe_multi_link_attach (6.6)."""
+    with open("/proc/kallsyms") as f:
+        return any(line.split()[2:3] == [name] for line in f)
+
+
+def kernel_fn():
+    """KERNEL_FN, which must be in this kernel; a skip on an architecture
+    the tests know no entry point of."""
+    if not KERNEL_FN:
+        pytest.skip(f"no fsync entry point known for {os.uname().machine}")
+    if not has_ksym(KERNEL_FN):
+        pytest.fail(f"{KERNEL_FN} is not in /proc/kallsyms")
+    return KERNEL_FN
+
+
 def only_child(pid, timeout=10):
     """The one child of pid, once it has started it."""
     deadline = time.monotonic() + timeout

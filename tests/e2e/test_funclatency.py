@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, json_lines,
-                      kernel_has, loss_record, require, run)
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_ksym,
+                      json_lines, kernel_fn, kernel_has, loss_record, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -24,8 +24,6 @@ SLEEP_MS = 17
 # point, called through the syscall table (never inlined), and in the BTF
 # of 5.10, 6.1 and 6.18 (unlike getppid's: a syscall without arguments
 # has its entry point as an alias of __do_sys_getppid, BTF's name for it).
-KERNEL_FN = {"x86_64": "__x64_sys_fsync",
-             "aarch64": "__arm64_sys_fsync"}.get(platform.machine())
 
 HIST_KEYS = {"type", "time", "function", "binary", "unit", "scale", "buckets",
              "total", "p50", "p90", "p99", "sum_ns", "avg_ns"}
@@ -323,15 +321,6 @@ def test_micro_is_u_and_uid_is_long_only(progs):
 
 # ---- kernel functions ----
 
-def kernel_fn():
-    if not KERNEL_FN:
-        pytest.skip(f"no fsync entry point known for {platform.machine()}")
-    with open("/proc/kallsyms") as f:
-        if not any(line.split()[2:3] == [KERNEL_FN] for line in f):
-            pytest.fail(f"{KERNEL_FN} is not in /proc/kallsyms")
-    return KERNEL_FN
-
-
 def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
     if kernel_has("fentry") or kernel_has("kprobe"):
         pytest.skip("this kernel has fentry or kprobes: nothing to refuse")
@@ -390,15 +379,6 @@ def test_kernel_function_text_and_units(progs, method):
 # tk_fn_gamma call calls tk_fn_beta once inside it.
 CALLS = "calls 3 5 7"
 PER_FUNCTION = {"tk_fn_alpha": 3, "tk_fn_beta": 5 + 7, "tk_fn_gamma": 7}
-
-
-def has_ksym(name):
-    """Does this kernel have function name? For what the tool should pick,
-    independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1
-    has kprobe.multi's code but CONFIG_FPROBE unset: its link attach is a
-    stub), uprobe.multi bpf_uprobe_multi_link_attach (6.6)."""
-    with open("/proc/kallsyms") as f:
-        return any(line.split()[2:3] == [name] for line in f)
 
 
 def uprobe_multi_method():

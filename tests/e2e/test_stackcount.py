@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_annotated, assert_no_kernel_function_tracing,
-                      elf_functions, json_lines, kernel_has, loss_record,
-                      next_instruction_offsets, require, run)
+from conftest import (ROOT, Tool, assert_annotated,
+                      assert_no_kernel_function_tracing, elf_functions, has_ksym,
+                      json_lines, kernel_fn, loss_record, next_instruction_offsets,
+                      require, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -28,8 +29,6 @@ ET_EXEC, ET_DYN = 2, 3
 
 # A kernel function reached exactly once per fsync(2), in the BTF and
 # kallsyms of 5.10 to 6.18 (funclatency's tests use it too).
-KERNEL_FN = {"x86_64": "__x64_sys_fsync",
-             "aarch64": "__arm64_sys_fsync"}.get(platform.machine())
 # The outermost kernel frames of a syscall on x86_64, on every kernel.
 SYSCALL_ENTRY = ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"]
 
@@ -407,15 +406,6 @@ def test_tracepoint_dry_run(event, attach, method):
 
 
 # ---- kernel functions ----
-
-def kernel_fn():
-    if not KERNEL_FN:
-        pytest.skip(f"no fsync entry point known for {platform.machine()}")
-    with open("/proc/kallsyms") as f:
-        if not any(line.split()[2:3] == [KERNEL_FN] for line in f):
-            pytest.fail(f"{KERNEL_FN} is not in /proc/kallsyms")
-    return KERNEL_FN
-
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
 @pytest.mark.parametrize("prefix", ["", "p::"])
@@ -856,15 +846,6 @@ def test_interval_json_records_carry_time_and_interval(progs):
 
 
 # ---- patterns and bcc's p: form ----
-
-def has_ksym(name):
-    """Does this kernel have function name? For what the tool should pick,
-    independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1
-    has kprobe.multi's code but CONFIG_FPROBE unset: its link attach is a
-    stub), uprobe.multi bpf_uprobe_multi_link_attach (6.6)."""
-    with open("/proc/kallsyms") as f:
-        return any(line.split()[2:3] == [name] for line in f)
-
 
 def uprobe_method(attach):
     if attach:
