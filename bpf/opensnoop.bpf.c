@@ -55,6 +55,16 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+static __always_inline bool flags_wanted(u64 flags)
+{
+	if (!flag_filter)
+		return true;
+	return (flags & flags_any) ||
+	       (flags_rdonly && (flags & 3) == 0 /* O_ACCMODE, O_RDONLY */);
+}
+
+/* -f is judged here, so an open it leaves out costs no pending entry;
+ * openat2's flags are open_how's first member, read now as at exit. */
 static __always_inline int enter(int dfd, const char *path, u64 flags,
 				 const void *how, u32 syscall)
 {
@@ -65,6 +75,10 @@ static __always_inline int enter(int dfd, const char *path, u64 flags,
 	};
 
 	if (!tk_task_wanted())
+		return 0;
+	if (flag_filter && how && bpf_probe_read_user(&flags, sizeof(flags), how))
+		flags = 0;
+	if (!flags_wanted(flags))
 		return 0;
 	tk_pending_put(tid, &p);
 	return 0;
@@ -89,14 +103,6 @@ int openat2_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	return enter(ctx->args[0], (const char *)ctx->args[1], 0,
 		     (const void *)ctx->args[2], OPEN_SYS_OPENAT2);
-}
-
-static __always_inline bool flags_wanted(u64 flags)
-{
-	if (!flag_filter)
-		return true;
-	return (flags & flags_any) ||
-	       (flags_rdonly && (flags & 3) == 0 /* O_ACCMODE, O_RDONLY */);
 }
 
 /* n bytes of path were read into a buffer of OPEN_PATH_MAX: mark it cut
@@ -189,8 +195,6 @@ static __always_inline int leave(void *ctx, long ret)
 	if (p->how && bpf_probe_read_user(&e->flags, sizeof(e->flags), p->how))
 		e->flags = 0;   /* open_how.flags is its first member */
 	tk_pending_clear(tid, p);
-	if (!flags_wanted(e->flags))
-		return 0;
 
 	e->pid = pid_tgid >> 32;
 	e->tid = tid;
