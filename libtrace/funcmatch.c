@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "functarget.h"
+#include "errf.h"
 #include "setup.h"
 
 bool tk_func_is_pattern(const char *name)
@@ -467,17 +468,9 @@ out:
 /* Where available_filter_functions is, mounting tracefs when needed. */
 static const char *filter_file(void)
 {
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/available_filter_functions",
-		"/sys/kernel/debug/tracing/available_filter_functions",
-	};
-	size_t i;
+	static char path[128];
 
-	tk_ensure_tracefs();
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (!access(paths[i], R_OK))
-			return paths[i];
-	return NULL;
+	return tk_tracefs_file("available_filter_functions", path, sizeof(path));
 }
 
 int tk_func_match(const char *spec, bool regex, pid_t pid,

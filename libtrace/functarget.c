@@ -1,5 +1,6 @@
 /* Function targets: "FUNC", "LIB:FUNC", "PATH:FUNC" (see functarget.h). */
 #include "functarget.h"
+#include "errf.h"
 #include "setup.h"
 
 #include <ctype.h>

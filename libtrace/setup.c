@@ -211,18 +211,6 @@ void tk_fail(const char *fmt, ...)
 	exit(1);
 }
 
-int tk_errf(char *err, size_t len, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
 void tk_warn(const char *fmt, ...)
 {
 	va_list ap;
@@ -308,6 +296,18 @@ int tk_ensure_tracefs(void)
 		return -errno;
 	tk_info("mounted tracefs at /sys/kernel/tracing");
 	return 0;
+}
+
+const char *tk_tracefs_file(const char *name, char *buf, size_t size)
+{
+	const char *root;
+
+	tk_ensure_tracefs();
+	root = tracefs_root();
+	if (!root)
+		return NULL;
+	snprintf(buf, size, "%s/%s", root, name);
+	return access(buf, R_OK) ? NULL : buf;
 }
 
 void tk_ready(void)

@@ -45,11 +45,6 @@ void tk_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 void tk_fail_trap(jmp_buf *trap, char *msg, size_t size);
 
 /* Non-fatal message: "tool: MESSAGE" on stderr. */
-/* For functions that explain a failure to their caller: the message into
- * err (len bytes; NULL: none), and ret returned. */
-int tk_errf(char *err, size_t len, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Verbose message (-v only): "tool: MESSAGE" on stderr. */
@@ -58,6 +53,10 @@ void tk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Make sure tracefs is mounted (classic tracepoints need its event ids);
  * mounts it at /sys/kernel/tracing when missing. 0 or -errno. */
 int tk_ensure_tracefs(void);
+
+/* The path of tracefs's file NAME (available_filter_functions, ...) in
+ * buf, mounting tracefs when missing; NULL when it cannot be read. */
+const char *tk_tracefs_file(const char *name, char *buf, size_t size);
 
 /* True when tracefs lists the tracepoint CATEGORY:NAME (tracefs must be
  * mounted: see tk_ensure_tracefs). Also true when tracefs cannot be
