@@ -16,47 +16,46 @@ struct id_list {
 
 static struct id_list tgids, tids;
 
-void tk_filter_set_ids(int which, const char *option, const char *arg)
+struct ids_arg {
+	const char *option, *arg;
+	struct id_list *list;
+};
+
+static void add_id(const char *item, void *ctx)
 {
-	struct id_list *list = which == 'p' ? &tgids : &tids;
-	int *single = which == 'p' ? &tk_opts.filter.tgid : &tk_opts.filter.tid;
-	char *copy = strdup(arg), *tok, *save = NULL;
+	const struct ids_arg *a = ctx;
+	struct id_list *list = a->list;
+	char *end;
+	long v;
 	size_t i;
 
-	if (!copy)
-		exit(1);
-	list->n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v;
-		unsigned int id;
+	errno = 0;
+	v = strtol(item, &end, 10);
+	if (errno || *end || end == item || v < 1 || v > INT_MAX)
+		tk_usage_error("invalid %s value '%s': '%s' is not an id from 1 to %d (expected 1,2,3)",
+			       a->option, a->arg, item, INT_MAX);
+	for (i = 0; i < list->n && list->ids[i] != (unsigned int)v; i++)
+		;
+	if (i < list->n)
+		return;   /* "1,1": once is enough */
+	if (list->n == TK_FILTER_IDS_MAX)
+		tk_usage_error("invalid %s value: more than %d ids", a->option,
+			       TK_FILTER_IDS_MAX);
+	list->ids[list->n++] = v;
+}
 
-		if (!strchr(arg, ','))  /* one id: the error of any integer */
-			v = tk_arg_long(option, arg, 1, INT_MAX);
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || *end || end == tok || v < 1 || v > INT_MAX)
-			tk_usage_error("invalid %s value '%s': '%s' is not an id from 1 to %d (expected 1,2,3)",
-				       option, arg, tok, INT_MAX);
-		id = v;
+void tk_filter_set_ids(int which, const char *option, const char *arg)
+{
+	struct ids_arg a = { option, arg, which == 'p' ? &tgids : &tids };
+	int *single = which == 'p' ? &tk_opts.filter.tgid : &tk_opts.filter.tid;
 
-		for (i = 0; i < list->n && list->ids[i] != id; i++)
-			;
-		if (i < list->n)
-			continue;   /* "1,1": once is enough */
-		if (list->n == TK_FILTER_IDS_MAX)
-			tk_usage_error("invalid %s value: more than %d ids",
-				       option, TK_FILTER_IDS_MAX);
-		list->ids[list->n++] = id;
-	}
-	/* strtok skips empty fields: "1,,2" and ",1" must not pass. */
-	if (!list->n || strstr(arg, ",,") || arg[0] == ',' ||
-	    arg[strlen(arg) - 1] == ',')
-		tk_usage_error("invalid %s value '%s': expected an id or a comma-separated list (1,2,3)",
-			       option, arg);
-	free(copy);
-	*single = list->n == 1 ? (int)list->ids[0] : TK_FILTER_LIST;
+	a.list->n = 0;
+	if (!strchr(arg, ','))  /* one id: the error of any integer */
+		a.list->ids[a.list->n++] = tk_arg_long(option, arg, 1, INT_MAX);
+	else
+		tk_arg_list(option, arg, "an id or a comma-separated list (1,2,3)",
+			    add_id, &a);
+	*single = a.list->n == 1 ? (int)a.list->ids[0] : TK_FILTER_LIST;
 }
 
 int tk_filter_attach_pid(void)

@@ -115,6 +115,22 @@ double tk_arg_double(const char *option, const char *arg, double min,
 	return v;
 }
 
+void tk_arg_list(const char *option, const char *arg, const char *expect,
+		 void (*each)(const char *item, void *ctx), void *ctx)
+{
+	char *copy, *tok, *save = NULL;
+
+	/* strtok would skip empty items: "1,,2" and ",1" must not pass. */
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+		tk_usage_error("invalid %s value '%s': expected %s", option, arg, expect);
+	copy = strdup(arg);
+	if (!copy)
+		exit(1);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		each(tok, ctx);
+	free(copy);
+}
+
 int tk_arg_user(const char *option, const char *arg)
 {
 	struct passwd *pw;

@@ -75,6 +75,10 @@ void tk_usage_error(const char *fmt, ...)
 long tk_arg_long(const char *option, const char *arg, long min, long max);
 double tk_arg_double(const char *option, const char *arg, double min,
 		     double max);
+/* A comma-separated list (1,2,3): each item to each(item, ctx); an empty
+ * list or item is a usage error "expected EXPECT". */
+void tk_arg_list(const char *option, const char *arg, const char *expect,
+		 void (*each)(const char *item, void *ctx), void *ctx);
 /* A user: a name from the password database, or a numeric UID. */
 int tk_arg_user(const char *option, const char *arg);
 

@@ -67,25 +67,28 @@ static const char doc[] =
 "  syscount -S -p 181 -d 10 # strace -c style table, for 10 seconds\n"
 "  syscount -j -i 1         # NDJSON, one record per row\n";
 
-/* --syscall NAME[,NAME...]: names of this architecture, or numbers. */
-static void parse_syscalls(char *arg)
+/* One item of --syscall: a name of this architecture, or a number. */
+static void add_syscall(const char *item, void *ctx)
 {
-	char *save = NULL, *tok;
 	long nr;
 
-	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
-		tk_usage_error("invalid --syscall value '%s': expected syscall names or numbers, NAME[,NAME...] (syscount -l lists them)",
-			       arg);
-	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (*tok >= '0' && *tok <= '9')
-			nr = tk_arg_long("--syscall", tok, 0, SYSCOUNT_NONE - 1);
-		else
-			nr = tk_syscall_nr(tk_arch_native(), tok);
-		if (nr < 0)
-			tk_usage_error("invalid --syscall value '%s': no syscall of that name here (syscount -l lists them)",
-				       tok);
-		env.syscall_set[nr / 64] |= 1ULL << (nr % 64);
-	}
+	(void)ctx;
+	if (*item >= '0' && *item <= '9')
+		nr = tk_arg_long("--syscall", item, 0, SYSCOUNT_NONE - 1);
+	else
+		nr = tk_syscall_nr(tk_arch_native(), item);
+	if (nr < 0)
+		tk_usage_error("invalid --syscall value '%s': no syscall of that name here (syscount -l lists them)",
+			       item);
+	env.syscall_set[nr / 64] |= 1ULL << (nr % 64);
+}
+
+/* --syscall NAME[,NAME...] */
+static void parse_syscalls(const char *arg)
+{
+	tk_arg_list("--syscall", arg,
+		    "syscall names or numbers, NAME[,NAME...] (syscount -l lists them)",
+		    add_syscall, NULL);
 	env.syscall_filter = true;
 }
 
