@@ -163,6 +163,23 @@ def blocked_writing(pid, timeout=30):
     return False
 
 
+def signal_taken(pid, sig, timeout=30):
+    """True once sig is no longer pending for pid: the kernel has handed
+    it to the handler. Standard signals do not queue, so a second one
+    sent while the first is still pending (a slow vCPU under TCG) is
+    merged into it and never seen."""
+    bit = 1 << (sig - 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as f:
+            pending = [int(line.split()[1], 16) for line in f
+                       if line.startswith(("SigPnd:", "ShdPnd:"))]
+        if not any(mask & bit for mask in pending):
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def test_sigint_while_blocked_writing_loses_nothing(tmp_path):
     """SIGINT that arrives while a tool is blocked writing to a full pipe
     (a reader slower than the events) must not cost output: stdio drops
@@ -199,6 +216,7 @@ def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
                        stdout=subprocess.DEVNULL)
         assert blocked_writing(tool.proc.pid), "opensnoop never blocked writing"
         tool.proc.send_signal(signal.SIGINT)
+        assert signal_taken(tool.proc.pid, signal.SIGINT), "first SIGINT never taken"
         assert blocked_writing(tool.proc.pid)
         tool.proc.send_signal(signal.SIGINT)
         assert tool.proc.wait(timeout=30) == -signal.SIGINT
