@@ -12,21 +12,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cgroups.h"
+#include "command.h"
 #include "filter.h"
+#include "output.h"
 #include "setup.h"
 
-struct tk_opts tk_opts = { .filter = { .uid = -1 } };
+struct tk_opts tk_opts = { .filter = { .uid = -1 }, .saved_stdout = -1 };
 
 enum {  /* internal keys of the common options */
 	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
 	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP, K_DRY_RUN, K_PPID,
+	K_ALL, K_RUN_AS, K_OUTPUT, K_UNIT,
 };
 
 /* Short letter each common option has unless the tool claims it. */
 static const struct { int key; int letter; } default_letters[] = {
 	{ K_PID, 'p' }, { K_UID, 'u' }, { K_CGROUP, 'c' }, { K_NAME, 'n' },
 	{ K_TIME, 'T' }, { K_JSON, 'j' }, { K_DURATION, 'd' },
-	{ K_VERBOSE, 'v' }, { K_HELP, 'h' },
+	{ K_VERBOSE, 'v' }, { K_HELP, 'h' }, { K_ALL, 'a' }, { K_OUTPUT, 'o' },
 };
 
 static struct argp_option common_options[] = {
@@ -37,6 +41,8 @@ static struct argp_option common_options[] = {
 	  "Only children of this process (whose parent is PID)", 1 },
 	{ "uid", K_UID, "USER", 0, "Only this user (a name or a UID)", 1 },
 	{ "cgroup", K_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 path", 1 },
+	{ "unit", K_UNIT, "NAME", 0,
+	  "Only tasks of this systemd unit (nginx.service, foo.scope; no suffix: .service)", 1 },
 	{ "name", K_NAME, "COMM", 0, "Only tasks whose comm contains COMM", 1 },
 	{ "time", K_TIME, 0, 0, "Print a wall-clock time column", 1 },
 	{ "json", K_JSON, 0, 0, "NDJSON output: one object per line", 1 },
@@ -47,6 +53,14 @@ static struct argp_option common_options[] = {
 	  "Load and attach, print each probe's attach method, and exit", 1 },
 	{ "btf", K_BTF, "FILE",  0,
 	  "Kernel BTF for kernels without /sys/kernel/btf/vmlinux", 1 },
+	{ "output", K_OUTPUT, "FILE", 0,
+	  "Write the output to FILE, not stdout (a traced COMMAND keeps stdout)", 1 },
+	{ "-- COMMAND [ARG...]", 0, 0, OPTION_DOC | OPTION_NO_USAGE,
+	  "Run COMMAND once every probe is attached and trace only it and its descendants (children, daemons, threads, later execs: it runs in a transient cgroup v2 child of the tool's own cgroup, which the task filter follows); end when COMMAND exits, with its exit status (128+N for signal N). SIGINT or SIGTERM sent to the tool goes to COMMAND too. Descendants that outlive COMMAND keep running, untraced", 1 },
+	{ "all", K_ALL, 0, 0,
+	  "With -- COMMAND: trace every process while COMMAND runs", 1 },
+	{ "run-as", K_RUN_AS, "USER", 0,
+	  "With -- COMMAND: run it as USER (a name or a UID) with USER's groups; default: as the tool's user, without the tool's capabilities unless that user is root", 1 },
 	{ "buffer-kb", K_BUFFER, "KB", 0,
 	  "Event buffer size in KiB (ring buffer total, or perf buffer per CPU)", 1 },
 	/* -h as bcc users type it; argp itself knows only -? and --help. */
@@ -219,6 +233,31 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		tk_opts.btf_path = arg;
 		break;
 	}
+	case K_ALL:
+		tk_opts.all = true;
+		break;
+	case K_RUN_AS: {
+		struct passwd *pw = getpwuid(tk_arg_user("--run-as", arg));
+
+		if (!pw)
+			tk_usage_error("invalid --run-as value '%s': the user has no password database entry (needed for its groups)",
+				       arg);
+		tk_opts.run_as_name = strdup(pw->pw_name);
+		tk_opts.run_as_uid = pw->pw_uid;
+		tk_opts.run_as_gid = pw->pw_gid;
+		break;
+	}
+	case K_OUTPUT:
+		if (!*arg)
+			tk_usage_error("invalid --output value '': expected a file name");
+		tk_opts.output = arg;
+		break;
+	case K_UNIT:
+		if (!*arg || strchr(arg, '/'))
+			tk_usage_error("invalid --unit value '%s': expected a unit name (nginx.service)",
+				       arg);
+		tk_opts.unit = arg;
+		break;
 	case K_HELP:
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
@@ -287,8 +326,53 @@ static void check_bcc_missing(const char *bad, int letter)
 
 /* Catch unknown options and missing arguments before argp does, so the
  * error is one line in our format rather than argp's two. */
-static void precheck(const struct argp_option *tool_opts,
-		     const struct argp_option *extra_opts, int argc, char **argv)
+/* Does the long option NAME (without "--", maybe abbreviated, as
+ * getopt takes it) need a value in the next word? */
+static bool long_needs_value(const struct option *lo, const char *name)
+{
+	size_t len = strcspn(name, "=");
+
+	if (name[len] == '=')
+		return false;
+	for (; lo->name; lo++)
+		if (!strncmp(lo->name, name, len) && lo->has_arg == required_argument)
+			return true;
+	return false;
+}
+
+/* The index of the "--" that starts COMMAND (argc when there is none):
+ * the first "--" that is not an option's value ("-n --" names a comm). */
+static int command_start(const struct option *lo, const char *shorts,
+			 int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			return i;
+		if (!strncmp(a, "--", 2)) {
+			if (long_needs_value(lo, a + 2))
+				i++;
+		} else if (a[0] == '-') {
+			for (a++; *a; a++) {
+				const char *o = strchr(shorts + 1, *a);
+
+				if (o && *a != ':' && o[1] == ':' && o[2] != ':') {
+					if (!a[1])
+						i++;
+					break;
+				}
+			}
+		}
+	}
+	return argc;
+}
+
+/* Returns where COMMAND's "--" is (argc when there is none). */
+static int precheck(const struct argp_option *tool_opts,
+		    const struct argp_option *extra_opts, int argc, char **argv)
 {
 	size_t nt = count_options(tool_opts), nc = count_options(common_options);
 	size_t ne = count_options(extra_opts);
@@ -309,6 +393,8 @@ static void precheck(const struct argp_option *tool_opts,
 					      optional_argument : required_argument)
 					   : no_argument;
 
+			if (o[i].flags & OPTION_DOC)
+				continue;
 			if (o[i].name)
 				lo[n++] = (struct option){ o[i].name, has, 0, o[i].key };
 			if (o[i].key > 0 && o[i].key < 128 && isprint(o[i].key) &&
@@ -327,6 +413,7 @@ static void precheck(const struct argp_option *tool_opts,
 	lo[n++] = (struct option){ "help", no_argument, 0, '?' };
 	lo[n++] = (struct option){ "usage", no_argument, 0, '?' };
 	strcat(shorts, "?");
+	argc = command_start(lo, shorts, argc, argv);
 
 	/* Before getopt, which would take bcc's --debug for an abbreviation
 	 * of --debug-dir. */
@@ -356,6 +443,7 @@ static void precheck(const struct argp_option *tool_opts,
 	}
 	optind = 1;
 	free(lo);
+	return argc;
 }
 
 /* The tool's own letters for common options: the option's key becomes
@@ -379,9 +467,67 @@ static void give_tool_letters(const struct tk_tool *tool)
 	}
 }
 
+/* Does the tool (or its family's options) use this short letter? */
+static bool letter_used(const struct tk_tool *tool, int letter)
+{
+	const struct argp_option *lists[] = {
+		tool->options, tool->extra ? tool->extra->options : NULL,
+	};
+	size_t i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < count_options(lists[k]); i++)
+			if (lists[k][i].key == letter)
+				return true;
+	return false;
+}
+
+/* After argp: options that only mean something together, the systemd
+ * unit's cgroup, the output file, and COMMAND. */
+static void finish_args(void)
+{
+	struct tk_filter *f = &tk_opts.filter;
+
+	if (tk_opts.command) {
+		if (f->tgid || f->tid || f->ppid)
+			tk_usage_error("-p, --tid and --ppid do not go with -- COMMAND: COMMAND and its descendants are what is traced");
+		if (!tk_opts.all && (tk_opts.cgroup_path || tk_opts.unit))
+			tk_usage_error("--cgroup and --unit go with -- COMMAND only with --all: without it COMMAND's own cgroup is the filter");
+		if (tk_opts.dry_run)
+			tk_usage_error("--dry-run does not run COMMAND; leave out one or the other");
+	} else {
+		if (tk_opts.all)
+			tk_usage_error("--all goes with -- COMMAND: every process is traced while COMMAND runs");
+		if (tk_opts.run_as_name)
+			tk_usage_error("--run-as goes with -- COMMAND: it names the user COMMAND runs as");
+	}
+	if (tk_opts.unit) {
+		static char dir[PATH_MAX];
+		char root[PATH_MAX], name[256];
+
+		if (tk_opts.cgroup_path)
+			tk_usage_error("--unit and --cgroup both name a cgroup; give one");
+		/* systemctl's rule: a name without a type is a service. */
+		snprintf(name, sizeof(name), "%s%s", tk_opts.unit,
+			 strchr(tk_opts.unit, '.') ? "" : ".service");
+		if (tk_cgroup2_root(root, sizeof(root)) < 0)
+			tk_usage_error("--unit needs cgroup v2, which is not mounted");
+		if (tk_unit_cgroup(root, name, dir, sizeof(dir)) < 0)
+			tk_usage_error("no systemd unit '%s' has a cgroup under %s (is it running? systemctl status %s)",
+				       name, root, name);
+		tk_opts.cgroup_path = dir;
+		tk_opts.filter.use_cgroup = 1;
+	}
+	if (tk_opts.output)
+		tk_output_to_file(tk_opts.output, tk_opts.command != NULL);
+	tk_command_prepare();
+}
+
 void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 {
 	size_t i, j;
+	static char args_doc[256];
+	int command_at;
 	struct argp_child children[] = {
 		{ 0, 0, "Common options:", 2 },
 		{ 0 },
@@ -406,7 +552,8 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 
 			if (default_letters[j].key != key)
 				continue;
-			if (!tool->own_letters || !strchr(tool->own_letters, letter))
+			if ((!tool->own_letters || !strchr(tool->own_letters, letter)) &&
+			    !letter_used(tool, letter))
 				common_options[i].key = letter;
 		}
 	}
@@ -416,14 +563,22 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 	children[0].argp = &common_argp;
 	if (tool->extra)
 		children[1] = (struct argp_child){ tool->extra, 0, 0, 1 };
-	if (tool->args_doc)
-		argp.args_doc = tool->args_doc;
-	else if (tool->periodic)
-		argp.args_doc = "[interval [count]]";
+	snprintf(args_doc, sizeof(args_doc), "%s%s[-- COMMAND [ARG...]]",
+		 tool->args_doc ? tool->args_doc :
+		 tool->periodic ? "[interval [count]]" : "",
+		 tool->args_doc || tool->periodic ? " " : "");
+	argp.args_doc = args_doc;
 
-	precheck(tool->options, tool->extra ? tool->extra->options : NULL,
-		 argc, argv);
+	command_at = precheck(tool->options, tool->extra ? tool->extra->options : NULL,
+			      argc, argv);
+	if (command_at < argc) {
+		if (command_at + 1 == argc)
+			tk_usage_error("'--' must be followed by a COMMAND to run and trace");
+		tk_opts.command = argv + command_at + 1;
+		argc = command_at;
+	}
 	argp_err_exit_status = 2;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		exit(2);
+	finish_args();
 }

@@ -21,6 +21,13 @@ struct tk_opts {
 	unsigned long buffer_kb;   /* --buffer-kb; 0: the tool's default */
 	long interval;             /* periodic tools: seconds, 0: at exit only */
 	long count;                /* periodic tools: 0: forever */
+	char **command;            /* -- COMMAND [ARG...]; NULL: none */
+	bool all;                  /* -a: every process while COMMAND runs */
+	const char *run_as_name;   /* --run-as USER: COMMAND runs as USER */
+	unsigned run_as_uid, run_as_gid;
+	const char *output;        /* -o FILE */
+	int saved_stdout;          /* with -o: the first stdout, for COMMAND */
+	const char *unit;          /* --unit NAME */
 };
 
 extern struct tk_opts tk_opts;

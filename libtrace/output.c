@@ -1,11 +1,34 @@
 #include "output.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "setup.h"
+
+void tk_output_to_file(const char *path, bool keep_stdout)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		tk_fail("cannot write '%s': %s", path, strerror(errno));
+	if (keep_stdout) {
+		tk_opts.saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (tk_opts.saved_stdout < 0)
+			tk_fail("cannot keep stdout for COMMAND: %s", strerror(errno));
+	}
+	fflush(stdout);
+	if (dup2(fd, STDOUT_FILENO) < 0)
+		tk_fail("cannot write '%s': %s", path, strerror(errno));
+	close(fd);
+}
 
 const char *tk_time_str(char *buf, size_t len)
 {

@@ -2,9 +2,15 @@
 #ifndef TK_OUTPUT_H
 #define TK_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "json.h"
+
+/* -o FILE: stdout goes to FILE (created, or truncated). keep_stdout:
+ * the first stdout stays open in tk_opts.saved_stdout, for a traced
+ * COMMAND. A file that cannot be written ends the tool (exit 1). */
+void tk_output_to_file(const char *path, bool keep_stdout);
 
 /* "HH:MM:SS" of the wall clock now, into buf (at least 9 bytes). */
 const char *tk_time_str(char *buf, size_t len);

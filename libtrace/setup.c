@@ -18,7 +18,9 @@
 #include "opts.h"
 
 static const char *tool_name = "tracekit";
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_requested;
+static volatile pid_t forward_pid;
+static void (*ready_hook)(void);
 static double start_time;
 
 void tk_set_tool_name(const char *name)
@@ -59,8 +61,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *info, void *uc)
 {
+	(void)uc;
+	/* A traced COMMAND gets the signal too, unless the terminal sent it:
+	 * then it went to the whole foreground process group, COMMAND
+	 * included, and a second copy could end a program that takes its
+	 * first Ctrl-C gracefully. */
+	if (forward_pid > 0 && info->si_code != SI_KERNEL)
+		kill(forward_pid, sig);
 	/* A second signal ends the tool at once: with SA_RESTART a write to
 	 * a reader that never reads again would otherwise hold it forever. */
 	if (stop_signal) {
@@ -70,9 +79,25 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+void tk_forward_signals_to(pid_t pid)
+{
+	forward_pid = pid;
+}
+
+void tk_request_stop(void)
+{
+	stop_requested = 1;
+}
+
+void tk_on_ready(void (*fn)(void))
+{
+	ready_hook = fn;
+}
+
 void tk_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_sigaction = on_signal,
+				.sa_flags = SA_RESTART | SA_SIGINFO };
 	struct stat st;
 
 	libbpf_set_print(libbpf_print);
@@ -122,7 +147,7 @@ double tk_elapsed(void)
 
 bool tk_exiting(void)
 {
-	if (stop_signal)
+	if (stop_signal || stop_requested)
 		return true;
 	return tk_opts.duration > 0 && tk_elapsed() >= tk_opts.duration;
 }
@@ -315,7 +340,7 @@ void tk_ready(void)
 	const char *env = getenv("TRACEKIT_READY_FD");
 
 	fflush(stdout);  /* the header, before the first event */
-	if (isatty(STDERR_FILENO) && !tk_opts.json)
+	if (isatty(STDERR_FILENO) && !tk_opts.json && !ready_hook)
 		fprintf(stderr, "Tracing... Hit Ctrl-C to end.\n");
 	if (env && *env) {
 		char *end;
@@ -327,4 +352,8 @@ void tk_ready(void)
 			close((int)fd);
 		}
 	}
+	/* Not for a traced COMMAND, which may be a tool itself. */
+	unsetenv("TRACEKIT_READY_FD");
+	if (ready_hook)
+		ready_hook();
 }

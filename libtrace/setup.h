@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 void tk_set_tool_name(const char *name);
 const char *tk_tool_name(void);
@@ -18,6 +19,13 @@ void tk_init(void);
 /* True once a tool should print its final output and exit: a signal came
  * or --duration passed. */
 bool tk_exiting(void);
+/* Make tk_exiting() true from a signal handler (a traced COMMAND ended). */
+void tk_request_stop(void);
+/* SIGINT and SIGTERM sent to the tool by a process (kill, not the
+ * terminal) go to pid too: the traced COMMAND. */
+void tk_forward_signals_to(pid_t pid);
+/* fn runs at the end of tk_ready (starting a traced COMMAND). */
+void tk_on_ready(void (*fn)(void));
 
 /* A daemon's SIGHUP: after tk_init, tk_catch_reload makes SIGHUP set a
  * flag (and cut a blocking poll short) instead of ending the process;

@@ -3,6 +3,8 @@
 #define TRACEKIT_H
 
 #include "bpf.h"
+#include "cgroups.h"
+#include "command.h"
 #include "events.h"
 #include "filter.h"
 #include "hist.h"

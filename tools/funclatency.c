@@ -368,5 +368,5 @@ int main(int argc, char **argv)
 	tk_losses_report(skel->obj);
 	funclatency_bpf__destroy(skel);
 	tk_func_list_free(&funcs);
-	return 0;
+	return tk_exit_status();
 }

@@ -141,5 +141,5 @@ int main(int argc, char **argv)
 	skel = tk_load(&offcputime_bpf_ops, configure, NULL);
 	tk_stacks_run(skel->obj, &how);
 	offcputime_bpf__destroy(skel);
-	return 0;
+	return tk_exit_status();
 }

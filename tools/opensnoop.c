@@ -296,5 +296,5 @@ int main(int argc, char **argv)
 	tk_events_loop();
 	tk_losses_report(skel->obj);
 	opensnoop_bpf__destroy(skel);
-	return 0;
+	return tk_exit_status();
 }

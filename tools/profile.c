@@ -163,5 +163,5 @@ int main(int argc, char **argv)
 	tk_stacks_print(skel->obj, &how);
 	tk_stacks_report(skel->obj, &how);
 	profile_bpf__destroy(skel);
-	return 0;
+	return tk_exit_status();
 }

@@ -215,5 +215,5 @@ int main(int argc, char **argv)
 	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
 	tk_losses_report(skel->obj);
 	runqlat_bpf__destroy(skel);
-	return 0;
+	return tk_exit_status();
 }

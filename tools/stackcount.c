@@ -279,5 +279,5 @@ int main(int argc, char **argv)
 	tk_stacks_run(skel->obj, &how);
 	stackcount_bpf__destroy(skel);
 	tk_func_list_free(&funcs);
-	return 0;
+	return tk_exit_status();
 }

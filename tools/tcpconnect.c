@@ -474,5 +474,5 @@ int main(int argc, char **argv)
 	tk_losses_report(skel->obj);
 	tcpconnect_bpf__destroy(skel);
 	tk_dns_cache_free(dns_cache);
-	return 0;
+	return tk_exit_status();
 }

@@ -134,5 +134,5 @@ int main(int argc, char **argv)
 	} while (!last);
 	tk_losses_report(skel->obj);
 	vfsstat_bpf__destroy(skel);
-	return 0;
+	return tk_exit_status();
 }

@@ -1,0 +1,122 @@
+#include "cgroups.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int tk_cgroup2_root(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPER" */
+	while (rc < 0 && fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], *dash = strstr(line, " - ");
+
+		if (!dash || strncmp(dash + 3, "cgroup2 ", 8) ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    strlen(mnt) >= size)
+			continue;
+		strcpy(buf, mnt);
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+int tk_cgroup_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64], line[PATH_MAX + 8];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (rc < 0 && fgets(line, sizeof(line), f)) {
+		size_t len;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		len = strcspn(line + 3, "\n");
+		if (len >= size)
+			break;
+		memcpy(buf, line + 3, len);
+		buf[len] = 0;
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+int tk_cgroup_move(const char *procs, pid_t pid)
+{
+	char num[24];
+	int fd = open(procs, O_WRONLY | O_CLOEXEC), len, rc = 0;
+
+	if (fd < 0)
+		return -1;
+	len = snprintf(num, sizeof(num), "%d\n", (int)pid);
+	if (write(fd, num, len) != len)
+		rc = -1;
+	if (close(fd) && !rc)
+		rc = -1;
+	return rc;
+}
+
+void tk_cgroup_move_all(const char *procs, const char *dest)
+{
+	char to[PATH_MAX + 16];
+	FILE *f = fopen(procs, "re");
+	int pid;
+
+	if (!f)
+		return;
+	snprintf(to, sizeof(to), "%s/cgroup.procs", dest);
+	while (fscanf(f, "%d", &pid) == 1)
+		tk_cgroup_move(to, pid);
+	fclose(f);
+}
+
+/* nftw has no context argument: the walk's state. */
+static const char *want_unit;
+static char found[PATH_MAX];
+static int found_level;
+
+static int visit(const char *path, const struct stat *st, int type,
+		 struct FTW *ftw)
+{
+	(void)st;
+	if (type != FTW_D || ftw->level == 0)
+		return FTW_CONTINUE;
+	/* A unit's own sub-cgroups can be deep; units are not (a user
+	 * manager's are at user.slice/user-N.slice/user@N.service/x.slice). */
+	if (ftw->level > 6)
+		return FTW_SKIP_SUBTREE;
+	if (!strcmp(path + ftw->base, want_unit) &&
+	    (!found[0] || ftw->level < found_level) && strlen(path) < sizeof(found)) {
+		strcpy(found, path);
+		found_level = ftw->level;
+	}
+	return FTW_CONTINUE;
+}
+
+int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size)
+{
+	want_unit = unit;
+	found[0] = 0;
+	if (nftw(root, visit, 16, FTW_PHYS | FTW_ACTIONRETVAL) < 0 || !found[0] ||
+	    strlen(found) >= size)
+		return -1;
+	strcpy(buf, found);
+	return 0;
+}

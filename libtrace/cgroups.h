@@ -1,0 +1,29 @@
+/* The cgroup v2 hierarchy: where it is mounted, which cgroup a process
+ * is in, moving processes, and finding a systemd unit's cgroup. */
+#ifndef TK_CGROUPS_H
+#define TK_CGROUPS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The cgroup v2 mount point (/sys/fs/cgroup, or /sys/fs/cgroup/unified
+ * on a hybrid system) into buf; 0, or -1 when none is mounted. */
+int tk_cgroup2_root(char *buf, size_t size);
+
+/* The cgroup v2 path of pid below the root ("/system.slice/x.service",
+ * "/" for the root itself) into buf; 0 or -1. */
+int tk_cgroup_of(pid_t pid, char *buf, size_t size);
+
+/* Write pid into a cgroup.procs file; 0 or -1 with errno. */
+int tk_cgroup_move(const char *procs, pid_t pid);
+
+/* Move every process listed in the cgroup.procs file procs into the
+ * cgroup directory dest. */
+void tk_cgroup_move_all(const char *procs, const char *dest);
+
+/* The directory of the systemd unit NAME (nginx.service, foo.scope)
+ * below the cgroup v2 root, found by a walk (system.slice, user.slice,
+ * machine.slice and deeper), into buf; 0 or -1 when there is none. */
+int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size);
+
+#endif

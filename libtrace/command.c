@@ -1,0 +1,268 @@
+#include "command.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "opts.h"
+#include "setup.h"
+
+extern char **environ;
+
+static char exec_path[PATH_MAX];
+static char cgroup_dir[PATH_MAX];      /* the transient cgroup; "" with -a */
+static char home_cgroup[PATH_MAX];     /* the tool's own cgroup */
+static volatile pid_t child = -1;
+static volatile int child_status = -1; /* wait status once reaped */
+static volatile int *go;               /* shared with the child: 1 = exec */
+
+/* The executable COMMAND names, found as a shell finds it: a name with a
+ * slash as it is, else the first PATH entry that has it executable. The
+ * exit statuses are the shell's: 127 not found, 126 found but not
+ * executable. Resolved here, not by execvp in the child, so that the
+ * child makes one execve (a PATH search would show as failed execves). */
+static void find_executable(const char *name)
+{
+	const char *path = getenv("PATH");
+	int denied = 0;
+
+	if (strchr(name, '/')) {
+		if (strlen(name) >= sizeof(exec_path))
+			errno = ENAMETOOLONG;
+		else if (access(name, X_OK) == 0) {
+			struct stat st;
+
+			if (stat(name, &st) == 0 && S_ISDIR(st.st_mode))
+				errno = EISDIR;
+			else {
+				strcpy(exec_path, name);
+				return;
+			}
+		}
+		fprintf(stderr, "%s: cannot run '%s': %s\n", tk_tool_name(), name,
+			strerror(errno));
+		exit(errno == ENOENT ? 127 : 126);
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*name && path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		struct stat st;
+
+		if (snprintf(exec_path, sizeof(exec_path), "%.*s%s%s", (int)len,
+			     path, len ? "/" : "", name) < (int)sizeof(exec_path) &&
+		    stat(exec_path, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(exec_path, X_OK) == 0)
+				return;
+			denied = 1;
+		}
+		path = end ? end + 1 : NULL;
+	}
+	fprintf(stderr, "%s: cannot run '%s': %s\n", tk_tool_name(), name,
+		denied ? "permission denied" : "command not found");
+	exit(denied ? 126 : 127);
+}
+
+/* Descendants still in the transient cgroup go back to the tool's own,
+ * so that the cgroup can be removed; they keep running, untraced. */
+static void remove_cgroup(void)
+{
+	char path[PATH_MAX + 32];
+	int tries;
+
+	if (!cgroup_dir[0])
+		return;
+	for (tries = 0; tries < 100; tries++) {
+		if (rmdir(cgroup_dir) == 0 || errno == ENOENT)
+			break;
+		if (errno != EBUSY)
+			break;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup_dir);
+		tk_cgroup_move_all(path, home_cgroup);
+	}
+	cgroup_dir[0] = 0;
+}
+
+/* The transient cgroup: a child of the tool's own cgroup (so COMMAND
+ * stays under the same limits and accounting as the tool that ran it),
+ * or of the cgroup v2 root when the own one is not writable. */
+static void make_cgroup(void)
+{
+	char root[PATH_MAX], own[PATH_MAX];
+	const char *parents[2];
+	int i, err = 0;
+
+	if (tk_cgroup2_root(root, sizeof(root)) < 0)
+		tk_fail("-- COMMAND needs cgroup v2, which is not mounted; -a traces every process while COMMAND runs");
+	if (tk_cgroup_of(getpid(), own, sizeof(own)) < 0)
+		own[0] = 0;
+	snprintf(home_cgroup, sizeof(home_cgroup), "%s%s", root, own);
+	parents[0] = home_cgroup;
+	parents[1] = root;
+	for (i = 0; i < 2; i++) {
+		if (snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/tracekit-%s-%d",
+			     parents[i], tk_tool_name(), (int)getpid()) >=
+		    (int)sizeof(cgroup_dir))
+			continue;
+		if (mkdir(cgroup_dir, 0755) == 0) {
+			atexit(remove_cgroup);
+			tk_opts.cgroup_path = cgroup_dir;
+			tk_opts.filter.use_cgroup = 1;
+			tk_info("COMMAND runs in the transient cgroup %s", cgroup_dir);
+			return;
+		}
+		err = errno;
+	}
+	cgroup_dir[0] = 0;
+	tk_fail("cannot create a cgroup for COMMAND under %s: %s; -a traces every process while COMMAND runs",
+		home_cgroup, strerror(err));
+}
+
+static void on_child(int sig)
+{
+	int saved = errno, status;
+
+	(void)sig;
+	if (child > 0 && child_status < 0 &&
+	    waitpid(child, &status, WNOHANG) == child) {
+		child_status = status;
+		tk_request_stop();
+	}
+	errno = saved;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* The child: become the --run-as user, put the terminal's stdout back
+ * (-o took fd 1), then wait without a system call until the parent has
+ * moved it into the cgroup: any call it made there would be traced
+ * (syscount would count it), and strace -f shows COMMAND from its
+ * execve. */
+static void __attribute__((noreturn)) run_child(int err_fd)
+{
+	int e;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	if (tk_opts.saved_stdout >= 0 && dup2(tk_opts.saved_stdout, STDOUT_FILENO) < 0)
+		goto fail;
+	if (tk_opts.run_as_name) {
+		if (initgroups(tk_opts.run_as_name, tk_opts.run_as_gid) ||
+		    setresgid(tk_opts.run_as_gid, tk_opts.run_as_gid, tk_opts.run_as_gid) ||
+		    setresuid(tk_opts.run_as_uid, tk_opts.run_as_uid, tk_opts.run_as_uid))
+			goto fail;
+	}
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	execve(exec_path, tk_opts.command, environ);
+fail:
+	e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		e = EIO;
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static void start_command(void)
+{
+	int err_pipe[2], e;
+	pid_t pid;
+	ssize_t n;
+
+	go = mmap(NULL, sizeof(*go), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (go == MAP_FAILED || pipe2(err_pipe, O_CLOEXEC))
+		tk_fail("cannot start COMMAND: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		tk_fail("cannot start COMMAND: fork: %s", strerror(errno));
+	if (pid == 0)
+		run_child(err_pipe[1]);
+	child = pid;
+	close(err_pipe[1]);
+	if (cgroup_dir[0]) {
+		char procs[PATH_MAX + 16];
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
+		if (tk_cgroup_move(procs, pid) < 0) {
+			e = errno;
+			kill(pid, SIGKILL);
+			tk_fail("cannot move COMMAND into %s: %s", cgroup_dir, strerror(e));
+		}
+	}
+	tk_forward_signals_to(pid);
+	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+	/* The pipe closes on a successful execve; else it holds errno. */
+	do
+		n = read(err_pipe[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(err_pipe[0]);
+	munmap((void *)go, sizeof(*go));
+	if (n == sizeof(e)) {
+		fprintf(stderr, "%s: cannot run '%s': %s\n", tk_tool_name(),
+			tk_opts.command[0], strerror(e));
+		while (child_status < 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		remove_cgroup();
+		exit(e == ENOENT ? 127 : 126);
+	}
+}
+
+void tk_command_prepare(void)
+{
+	struct sigaction sa = { .sa_handler = on_child,
+				.sa_flags = SA_RESTART | SA_NOCLDSTOP };
+
+	if (!tk_opts.command)
+		return;
+	find_executable(tk_opts.command[0]);
+	if (!tk_opts.all)
+		make_cgroup();
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	tk_on_ready(start_command);
+}
+
+bool tk_command_ended(void)
+{
+	return child > 0 && child_status >= 0;
+}
+
+int tk_exit_status(void)
+{
+	int st;
+
+	fflush(stdout);
+	if (child > 0 && child_status < 0 && waitpid(child, &st, WNOHANG) == child)
+		child_status = st;
+	remove_cgroup();
+	if (child_status < 0)
+		return 0;
+	if (WIFSIGNALED(child_status))
+		return 128 + WTERMSIG(child_status);
+	return WEXITSTATUS(child_status);
+}
