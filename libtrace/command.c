@@ -257,8 +257,18 @@ int tk_exit_status(void)
 	int st;
 
 	fflush(stdout);
-	if (child > 0 && child_status < 0 && waitpid(child, &st, WNOHANG) == child)
-		child_status = st;
+	/* A signal that ended the tool went to COMMAND too (forwarded, or
+	 * from the terminal to both): wait for it to end, so that the exit
+	 * status is its own. A second signal ends the tool at once. Ended
+	 * otherwise (--duration, a count), the tool leaves COMMAND running. */
+	while (child > 0 && child_status < 0) {
+		pid_t p = waitpid(child, &st, tk_signalled() ? 0 : WNOHANG);
+
+		if (p == child)
+			child_status = st;
+		else if (p == 0 || errno != EINTR)
+			break;   /* still running, or the handler reaped it */
+	}
 	remove_cgroup();
 	if (child_status < 0)
 		return 0;

@@ -19,7 +19,9 @@ void tk_command_prepare(void);
 bool tk_command_ended(void);
 
 /* The end of a tool's main: COMMAND's exit status (128+N when a signal N
- * killed it), or 0 when there was no COMMAND or it still runs. Removes
+ * killed it), or 0 when there was no COMMAND or it still runs. When a
+ * signal ended the tool, COMMAND got it too: wait for COMMAND first (a
+ * second signal ends the tool at once). Removes
  * the transient cgroup; descendants that outlive COMMAND (daemons) go
  * back to the tool's own cgroup and keep running, untraced. */
 int tk_exit_status(void);

@@ -84,6 +84,11 @@ void tk_forward_signals_to(pid_t pid)
 	forward_pid = pid;
 }
 
+bool tk_signalled(void)
+{
+	return stop_signal != 0;
+}
+
 void tk_request_stop(void)
 {
 	stop_requested = 1;

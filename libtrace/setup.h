@@ -19,6 +19,8 @@ void tk_init(void);
 /* True once a tool should print its final output and exit: a signal came
  * or --duration passed. */
 bool tk_exiting(void);
+/* True when SIGINT or SIGTERM ended the tool. */
+bool tk_signalled(void);
 /* Make tk_exiting() true from a signal handler (a traced COMMAND ended). */
 void tk_request_stop(void);
 /* SIGINT and SIGTERM sent to the tool by a process (kill, not the

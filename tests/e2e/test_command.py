@@ -1,0 +1,364 @@
+"""TOOL -- COMMAND (libtrace/command.c), -o FILE and --unit NAME, common to
+every tool: COMMAND is traced from its execve to its exit with all its
+descendants and nothing else, checked against strace where strace answers
+the same question."""
+import errno
+import os
+import signal
+import socket
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, Tool, cgroup2_root, doctor, json_lines, run, tool_path
+
+ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
+             "funclatency", "profile", "offcputime", "stackcount"]
+# The arguments each tool needs besides -- COMMAND.
+TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"]}
+KERNEL_FUNCTION_TOOLS = {"vfsstat", "tcpconnect"}
+
+
+@pytest.fixture(scope="module")
+def cmdtree(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
+    subprocess.run(["cc", "-O2", "-pthread", "-o", str(path),
+                    str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
+    return str(path)
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "present").write_text("contents\n")
+    return tmp_path
+
+
+def leftover_cgroups():
+    """Transient cgroups a tool left behind (there must be none)."""
+    found = []
+    for top, dirs, _ in os.walk(cgroup2_root()):
+        found += [os.path.join(top, d) for d in dirs if d.startswith("tracekit-")]
+        if top.count("/") > 8:
+            dirs.clear()
+    return found
+
+
+def require_kernel_functions():
+    features = doctor()["features"]
+    if not (features["fentry"]["ok"] or features["kprobes"]["ok"]):
+        pytest.skip("this kernel traces no kernel function (no kprobes, fentry refused); "
+                    "make check-vm runs it under other kernels")
+
+
+def strace_table(text):
+    """{syscall: (calls, errors)} from a strace -c table (syscount -S
+    prints the same one)."""
+    rows = {}
+    lines = text.splitlines()
+    dashes = [i for i, line in enumerate(lines) if line.startswith("------")]
+    for line in lines[dashes[0] + 1:dashes[1]]:
+        f = line.split()
+        name, calls = f[-1], int(f[3])
+        errors = int(f[4]) if len(f) == 6 else 0
+        rows[name] = (calls, errors)
+    return rows
+
+
+def test_syscount_summary_equals_strace_c(cmdtree, workdir, tmp_path):
+    """Every syscall of a tree that forks, execs, runs a thread and fails
+    some calls on purpose: the same calls and errors as strace -f -c."""
+    ours, theirs = tmp_path / "syscount.out", tmp_path / "strace.out"
+    r = run("syscount", "-S", "-o", ours, "--", cmdtree, "work", workdir)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    s = subprocess.run(["strace", "-f", "-c", "-o", str(theirs), cmdtree, "work",
+                        str(workdir)], capture_output=True, text=True)
+    assert s.returncode == 0, s.stderr
+    expected = strace_table(theirs.read_text())
+    # The workload's own: two execs, five missing files, two close(-1).
+    assert expected["execve"] == (2, 0) and expected["openat"][1] == 5, expected
+    assert expected["close"][1] == 2, expected
+    assert strace_table(ours.read_text()) == expected
+
+
+def strace_opens(prefix):
+    """{tid: [(path, result)]} from strace -ff -o PREFIX: one file per
+    thread, so no line is split by another thread's."""
+    opens = {}
+    for f in Path(prefix).parent.glob(Path(prefix).name + ".*"):
+        seq = []
+        for line in f.read_text().splitlines():
+            if not line.startswith(("open(", "openat(", "openat2(")):
+                continue
+            path = line.split('"')[1]
+            result = line.rsplit(" = ", 1)[1].split()
+            ret = int(result[0])
+            seq.append((path, ret if ret >= 0 else -getattr(errno, result[1])))
+        opens[int(f.suffix[1:])] = seq
+    return opens
+
+
+def test_opensnoop_equals_strace(cmdtree, workdir, tmp_path):
+    """The same paths with the same results, in the same order in each
+    thread, as strace -f -e trace=open,openat,openat2."""
+    out = tmp_path / "opensnoop.json"
+    r = run("opensnoop", "-j", "-o", out, "--", cmdtree, "work", workdir)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    ours = defaultdict(list)
+    records = json_lines(out.read_text())
+    assert records[-1] == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+    for rec in records[:-1]:
+        ours[rec["tid"]].append((rec["path"], rec["ret"]))
+    prefix = tmp_path / "strace"
+    s = subprocess.run(["strace", "-f", "-ff", "-qq", "-s", "4096", "-e",
+                        "trace=open,openat,openat2", "-o", str(prefix), cmdtree, "work",
+                        str(workdir)], capture_output=True, text=True)
+    assert s.returncode == 0, s.stderr
+    theirs = strace_opens(prefix)
+    # Thread ids differ between the two runs: compare the threads' lists.
+    assert sorted(ours.values()) == sorted(v for v in theirs.values() if v)
+    assert sum(p.endswith("/present") for v in ours.values() for p, _ in v) == 4
+
+
+def released_command(tool, outfile, *extra):
+    """Run tool -j -o OUTFILE [extra] -- sh (which says "started", waits
+    for a line on stdin, then execs /bin/true inside); while it waits, a
+    process outside its tree execs /bin/true outside. Returns the tool's
+    result and its records."""
+    script = "echo started; read x; /bin/true inside"
+    p = subprocess.Popen([tool_path(tool), "-j", "-o", str(outfile), *extra, "--", "sh",
+                          "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "started\n"
+        subprocess.run(["/bin/true", "outside"], check=True)
+        out, err = p.communicate("go\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return p.returncode, out, err, json_lines(outfile.read_text())
+
+
+def test_execsnoop_shows_exactly_the_tree(tmp_path):
+    """COMMAND's own exec is the first event, then its children's; an exec
+    outside the tree made while it runs is not shown. stdin and stdout
+    pass through to COMMAND."""
+    rc, out, err, records = released_command("execsnoop", tmp_path / "out.json")
+    assert (rc, out, err) == (0, "", "")
+    assert [r["argv"] for r in records[:-1]] == [
+        ["sh", "-c", "echo started; read x; /bin/true inside"], ["/bin/true", "inside"]]
+    assert records[-1]["type"] == "loss" and records[-1]["events_lost"] == 0
+
+
+def test_all_shows_every_process_while_command_runs(tmp_path):
+    rc, out, err, records = released_command("execsnoop", tmp_path / "out.json", "--all")
+    assert (rc, out, err) == (0, "", "")
+    argvs = [r["argv"] for r in records[:-1]]
+    assert argvs[0][0] == "sh"
+    assert ["/bin/true", "outside"] in argvs and ["/bin/true", "inside"] in argvs
+    assert argvs.index(["/bin/true", "outside"]) < argvs.index(["/bin/true", "inside"])
+
+
+def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
+    """A daemon COMMAND double-forks (setsid) makes N sched_yield calls:
+    counted N, while a process outside the tree makes the same call all
+    along. The daemon outlives COMMAND: it keeps running, moved back to
+    the tool's cgroup, and the transient cgroup is gone."""
+    n = 1234
+    outsider = subprocess.Popen([cmdtree, "yield"])
+    out = tmp_path / "out.json"
+    try:
+        r = run("syscount", "-j", "--syscall", "sched_yield", "-o", out, "--",
+                cmdtree, "daemon", n)
+        assert (r.returncode, r.stderr) == (0, "")
+        daemon = int(r.stdout)
+        try:
+            records = json_lines(out.read_text())
+            assert [(x["syscall"], x["count"]) for x in records[:-1]] == [("sched_yield", n)]
+            assert records[-1]["events_lost"] == 0
+            assert os.path.exists(f"/proc/{daemon}")
+            with open(f"/proc/{daemon}/cgroup") as f:
+                daemon_cg = [l for l in f.read().splitlines() if l.startswith("0::")]
+            with open("/proc/self/cgroup") as f:
+                own_cg = [l for l in f.read().splitlines() if l.startswith("0::")]
+            assert daemon_cg == own_cg
+            assert leftover_cgroups() == []
+        finally:
+            os.kill(daemon, signal.SIGKILL)
+    finally:
+        outsider.kill()
+        outsider.wait()
+
+
+@pytest.mark.parametrize("tool", ALL_TOOLS)
+def test_every_tool_ends_with_command_and_its_status(tool, cmdtree, tmp_path):
+    """Each tool runs COMMAND, ends when it exits with its status, and
+    writes its final output (the loss record last) to -o FILE."""
+    if tool in KERNEL_FUNCTION_TOOLS:
+        require_kernel_functions()
+    out = tmp_path / "out.json"
+    r = run(tool, "-j", "-o", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
+            f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3")
+    assert (r.returncode, r.stdout, r.stderr) == (3, "to-stdout\n", "to-stderr\n")
+    records = json_lines(out.read_text())
+    assert records[-1]["type"] == "loss" and records[-1]["events_lost"] == 0
+    assert leftover_cgroups() == []
+
+
+@pytest.mark.parametrize("tool, args, key", [
+    ("funclatency", ["c:getpid"], lambda rs: [r["total"] for r in rs
+                                              if r["type"] == "histogram"]),
+    ("stackcount", ["c:getpid"], lambda rs: [r["value"] for r in rs if r["type"] == "stack"]),
+    ("syscount", ["--syscall", "getpid"], lambda rs: [r["count"] for r in rs
+                                                      if r["type"] == "syscall"]),
+])
+def test_counts_only_the_command(tool, args, key, cmdtree, tmp_path):
+    """Uprobes attach to every process, syscalls are everyone's: the
+    transient cgroup keeps exactly COMMAND's calls, with a process outside
+    making the same ones all along."""
+    outsider = subprocess.Popen(["sh", "-c", f"while :; do {cmdtree} getpid 50; done"])
+    try:
+        out = tmp_path / "out.json"
+        r = run(tool, "-j", "-o", out, *args, "--", cmdtree, "getpid", 777)
+        assert (r.returncode, r.stderr) == (0, "")
+        assert key(json_lines(out.read_text())) == [777]
+    finally:
+        outsider.kill()
+        outsider.wait()
+
+
+def test_tcpconnect_sees_the_commands_connect():
+    require_kernel_functions()
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+        port = srv.getsockname()[1]
+        outsider = socket.create_connection(("127.0.0.1", port))
+        r = run("tcpconnect", "-j", "--", "python3", "-c",
+                f"import socket; socket.create_connection(('127.0.0.1', {port})).close()")
+        outsider.close()
+    assert (r.returncode, r.stderr) == (0, "")
+    records = json_lines(r.stdout)
+    assert [(x["daddr"], x["dport"]) for x in records[:-1]] == [("127.0.0.1", port)]
+
+
+def test_sigint_goes_to_command_and_ends_both(tmp_path):
+    """kill -INT to the tool: COMMAND gets it too, the tool prints its
+    final output and exits as COMMAND did (128+2)."""
+    p = subprocess.Popen([tool_path("execsnoop"), "-j", "--", "sleep", "1000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stdout.readline()
+        assert '"argv":["sleep","1000"]' in first, first
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert (p.returncode, err) == (128 + signal.SIGINT, "")
+    assert json_lines(out)[-1]["type"] == "loss"
+
+
+@pytest.mark.parametrize("script, status", [
+    ("exit 0", 0), ("exit 7", 7), ("kill -TERM $$", 128 + signal.SIGTERM),
+    ("kill -KILL $$", 128 + signal.SIGKILL),
+])
+def test_exit_status_is_the_commands(script, status):
+    r = run("opensnoop", "-j", "--", "sh", "-c", script)
+    assert (r.returncode, r.stderr) == (status, "")
+
+
+def test_run_as_user(tmp_path):
+    out = tmp_path / "out.json"
+    r = run("execsnoop", "-j", "-o", out, "--run-as", "nobody", "--", "id", "-u")
+    nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True,
+                                text=True).stdout)
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{nobody}\n", "")
+    (rec,) = json_lines(out.read_text())[:-1]
+    assert (rec["argv"], rec["uid"]) == (["id", "-u"], nobody)
+
+
+@pytest.mark.parametrize("command, status, words", [
+    (["no-such-command-tk"], 127, "cannot run 'no-such-command-tk': command not found"),
+    (["/no/such/file"], 127, "cannot run '/no/such/file': No such file or directory"),
+    (["/etc/passwd"], 126, "cannot run '/etc/passwd': Permission denied"),
+    (["/etc"], 126, "cannot run '/etc': Is a directory"),
+])
+def test_command_that_cannot_run(command, status, words):
+    r = run("execsnoop", "--", *command)
+    assert (r.returncode, r.stdout, r.stderr) == (status, "", f"execsnoop: {words}\n")
+    assert leftover_cgroups() == []
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-p", "1", "--", "true"], "-p, --tid and --ppid do not go with -- COMMAND"),
+    (["--tid", "1", "--", "true"], "-p, --tid and --ppid do not go with -- COMMAND"),
+    (["--all"], "--all goes with -- COMMAND"),
+    (["-a"], "--all goes with -- COMMAND"),
+    (["--run-as", "nobody"], "--run-as goes with -- COMMAND"),
+    (["--run-as", "no-such-user-tk", "--", "true"], "invalid --run-as value 'no-such-user-tk'"),
+    (["--"], "'--' must be followed by a COMMAND"),
+    (["--dry-run", "--", "true"], "--dry-run does not run COMMAND"),
+    (["--cgroup", "/sys", "--", "true"], "--cgroup and --unit go with -- COMMAND only with --all"),
+    (["-o", "", "--", "true"], "invalid --output value ''"),
+    (["--unit", "no-such-unit-tk"], "no systemd unit 'no-such-unit-tk.service' has a cgroup"),
+    (["--unit", "a/b"], "invalid --unit value 'a/b'"),
+])
+def test_usage_errors(args, words):
+    r = run("opensnoop", *args)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith(f"opensnoop: {words}") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_dash_dash_that_is_an_options_value_is_not_command():
+    """-n -- names the comm "--"; the second -- starts COMMAND."""
+    r = run("execsnoop", "-j", "-n", "--", "--", "true")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert [x["type"] for x in json_lines(r.stdout)] == ["loss"]
+
+
+def test_output_file_that_cannot_be_written():
+    r = run("opensnoop", "-o", "/no/such/dir/out", "--", "true")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("opensnoop: cannot write '/no/such/dir/out': "
+                        "No such file or directory\n")
+
+
+def test_output_without_command(tmp_path):
+    """-o on its own: the whole output, header first, in FILE."""
+    out = tmp_path / "out.txt"
+    marker = tmp_path / "output-marker"
+    marker.write_text("x")
+    with Tool("opensnoop", "-o", out) as tool:
+        with open(marker):
+            pass
+        stdout, stderr, rc = tool.stop()
+    assert (rc, stdout, stderr) == (0, "", "")
+    lines = out.read_text().splitlines()
+    assert lines[0].split() == ["PID", "COMM", "FD", "ERR", "PATH"]
+    assert sum(line.endswith(str(marker)) for line in lines) == 1
+
+
+def test_unit_filters_by_the_units_cgroup(cmdtree, tmp_path):
+    """--unit NAME: only tasks in the unit's cgroup, found by name under
+    the cgroup v2 hierarchy (no suffix: .service)."""
+    unit = f"tk-test-{os.getpid()}"
+    cg = Path(cgroup2_root()) / "tracekit-test.slice" / f"{unit}.service"
+    cg.mkdir(parents=True)
+    marker = tmp_path / "unit-marker"
+    marker.write_text("x")
+    try:
+        with Tool("opensnoop", "-j", "--unit", unit) as tool:
+            inside = subprocess.run(
+                ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec cat {marker} {marker}'],
+                capture_output=True, text=True)
+            subprocess.run(["cat", str(marker)], check=True, capture_output=True)
+            out, err, rc = tool.stop()
+        assert inside.returncode == 0, inside.stderr
+        assert (rc, err) == (0, "")
+        paths = [r["path"] for r in json_lines(out)[:-1]]
+        assert paths.count(str(marker)) == 2
+    finally:
+        cg.rmdir()
+        cg.parent.rmdir()
