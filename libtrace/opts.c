@@ -74,7 +74,7 @@ static const struct tk_bcc_missing common_missing[] = {
 	{ "--cgroupmap", "filter by cgroup directory with --cgroup PATH (cgroup v2)" },
 	{ "--mntnsmap", "there is no mount-namespace map; filter with --cgroup PATH or -p PID" },
 	{ "--ebpf", "the BPF programs are compiled ahead of time (bpf/*.bpf.c in the source); --dry-run -v shows how each attaches" },
-	{ "--exec", "start the command, then trace it with -p PID" },
+	{ "--exec", "use -- COMMAND [ARG...]: the tool runs COMMAND and traces it and its descendants from its execve" },
 	{ 0 },
 };
 

@@ -232,7 +232,7 @@ ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpcon
     *[(t, ["--mntnsmap=/sys/fs/bpf/m"], "there is no mount-namespace map")
       for t in ALL_TOOLS],
     *[(t, ["--ebpf"], "the BPF programs are compiled ahead of time") for t in ALL_TOOLS],
-    *[(t, ["--exec", "ls"], "start the command, then trace it with -p PID")
+    *[(t, ["--exec", "ls"], "use -- COMMAND [ARG...]: the tool runs COMMAND")
       for t in ALL_TOOLS],
     ("opensnoop", ["-b", "64"], "use --buffer-kb KB"),
     ("opensnoop", ["--buffer-pages", "64"], "use --buffer-kb KB"),

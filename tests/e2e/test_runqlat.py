@@ -441,7 +441,7 @@ def test_interval_per_process_deletes_printed():
     (["0"], "invalid interval value '0': expected an integer from 1 to 2147483647"),
     (["abc"], "invalid interval value 'abc': expected an integer from 1 to 2147483647"),
     (["1", "0"], "invalid count value '0': expected an integer >= 1"),
-    (["1", "--", "-1"], "invalid count value '-1': expected an integer >= 1"),
+    (["1", "--"], "'--' must be followed by a COMMAND to run and trace"),
     (["1", "-1"], "unknown option '-1'"),
     (["1", "2", "3"], "unexpected argument '3' after [interval [count]]"),
     (["--bogus"], "unknown option '--bogus'"),

@@ -630,7 +630,7 @@ def test_no_kernel_function_tracing_fails_in_one_line(attach):
 def test_help():
     r = run("tcpconnect", "--help")
     assert r.returncode == 0 and r.stderr == ""
-    assert r.stdout.startswith("Usage: tcpconnect [OPTION...]\n")
+    assert r.stdout.startswith("Usage: tcpconnect [OPTION...] [-- COMMAND [ARG...]]\n")
     for opt in (r"-c, --count", r"-d, --dns", r"-L, --lport", r"-s, --source-port",
                 r"    --cgroup=PATH", r"    --duration=SEC"):
         assert re.search(r"^  " + opt + " ", r.stdout, re.M), opt

@@ -319,7 +319,7 @@ def test_no_kernel_function_tracing_fails_in_one_line(attach):
 def test_help():
     r = run("vfsstat", "--help")
     assert r.returncode == 0 and r.stderr == ""
-    assert r.stdout.startswith("Usage: vfsstat [OPTION...] [interval [count]]\n")
+    assert r.stdout.startswith("Usage: vfsstat [OPTION...] [interval [count]] [-- COMMAND [ARG...]]\n")
     for word in ["vfs_read", "vfs_write", "vfs_open", "vfs_create", "fsync(2)", "fdatasync(2)"]:
         assert word in r.stdout
 

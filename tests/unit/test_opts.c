@@ -603,9 +603,12 @@ static void test_parse_periodic(void **state)
 	PARSE(&c, &tool_top, "1", "0", NULL);
 	assert_usage_error(&c,
 		"topper: invalid count value '0': expected an integer >= 1; see 'topper --help'\n");
-	PARSE(&c, &tool_top, "--", "-5", NULL);
-	assert_usage_error(&c,
-		"topper: invalid interval value '-5': expected an integer from 1 to 2147483647; see 'topper --help'\n");
+	/* "--" starts a COMMAND to run and trace (libtrace/command.c), as
+	 * in strace and perf; it no longer lets an interval begin with -. */
+	PARSE(&c, &tool_top, "2", "--", "-5", NULL);
+	assert_int_equal(exit_code(&c), 127);
+	assert_string_equal(c.err, "topper: cannot run '-5': command not found\n");
+	assert_int_equal(sh->parsed, 0);
 }
 
 static void test_parse_extra_positional(void **state)
