@@ -15,6 +15,7 @@
 
 #include "execsnoop.h"
 #include "tk_emit.bpf.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_filter.bpf.h"
 
 const volatile bool failed_only = false;
@@ -71,6 +72,7 @@ static __always_inline struct exec_event *new_event(int ret)
 	BPF_CORE_READ_STR_INTO(&e->pcomm, task, real_parent, comm);
 	e->cpu = bpf_get_smp_processor_id();
 	e->uid = (u32)bpf_get_current_uid_gid();
+	e->cgroup_id = tk_cgroup_id();
 	e->ret = ret;
 	e->flags = 0;
 	e->argc = 0;

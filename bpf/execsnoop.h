@@ -22,6 +22,7 @@ struct exec_event {
 	int cpu;            /* the CPU the exec returned on (-C) */
 	unsigned int flags; /* EXEC_F_* */
 	unsigned int args_size;
+	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
 	char comm[TK_TASK_COMM_LEN];
 	char pcomm[TK_TASK_COMM_LEN];  /* the parent's, at exec time (-M) */
 	char args[EXEC_ARGS_BYTES];  /* args_size bytes used */

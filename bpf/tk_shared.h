@@ -16,6 +16,8 @@ struct tk_filter {
 	int use_cgroup;   /* 1: only tasks under tk_cgroup[0] */
 	char comm[16];    /* "": any comm; else substring of comm */
 	int ppid;         /* 0: any; else only children of this process */
+	int cgroup_ids;   /* --print-cgroup: record tasks' cgroup v2 ids
+			   * (bpf/tk_cgroup.bpf.h); else they stay 0 */
 };
 
 /* Indexes of the per-CPU loss counters (map tk_losses). */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int tk_cgroup2_root(char *buf, size_t size)
@@ -119,4 +121,83 @@ int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size)
 		return -1;
 	strcpy(buf, found);
 	return 0;
+}
+
+/* The id -> path cache of tk_cgroup_path, sorted by id after a walk. */
+struct cgroup_name {
+	unsigned long long id;
+	char *path;
+};
+static struct cgroup_name *names;
+static size_t n_names, cap_names;
+static size_t root_len;
+static double last_walk = -1;
+
+static int add_name(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	(void)ftw;
+	if (type != FTW_D)
+		return FTW_CONTINUE;
+	if (n_names == cap_names) {
+		size_t cap = cap_names ? 2 * cap_names : 256;
+		struct cgroup_name *p = realloc(names, cap * sizeof(*p));
+
+		if (!p)
+			return FTW_STOP;
+		names = p;
+		cap_names = cap;
+	}
+	names[n_names].id = st->st_ino;
+	names[n_names].path = strdup(path[root_len] ? path + root_len : "/");
+	if (names[n_names].path)
+		n_names++;
+	return FTW_CONTINUE;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct cgroup_name *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void walk_names(void)
+{
+	char root[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n_names; i++)
+		free(names[i].path);
+	n_names = 0;
+	if (tk_cgroup2_root(root, sizeof(root)) < 0)
+		return;
+	root_len = strlen(root);
+	nftw(root, add_name, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	qsort(names, n_names, sizeof(*names), by_id);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+const char *tk_cgroup_path(unsigned long long id)
+{
+	static char unknown[48];
+	struct cgroup_name key = { .id = id }, *hit;
+
+	hit = n_names ? bsearch(&key, names, n_names, sizeof(*names), by_id) : NULL;
+	if (!hit && (last_walk < 0 || now_seconds() - last_walk >= 1)) {
+		walk_names();
+		last_walk = now_seconds();
+		hit = n_names ? bsearch(&key, names, n_names, sizeof(*names), by_id) : NULL;
+	}
+	if (hit)
+		return hit->path;
+	snprintf(unknown, sizeof(unknown), "(id %llu)", id);
+	return unknown;
 }

@@ -26,4 +26,11 @@ void tk_cgroup_move_all(const char *procs, const char *dest);
  * machine.slice and deeper), into buf; 0 or -1 when there is none. */
 int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size);
 
+/* --print-cgroup: the path below the cgroup v2 root of the cgroup whose
+ * id (its directory's inode number, as BPF's bpf_get_current_cgroup_id
+ * gives it) is id: "/system.slice/nginx.service", "/" for the root.
+ * Known paths are cached; an unknown id walks the hierarchy again, at
+ * most once a second. A cgroup gone before it was seen is "(id N)". */
+const char *tk_cgroup_path(unsigned long long id);
+
 #endif

@@ -23,7 +23,7 @@ struct tk_opts tk_opts = { .filter = { .uid = -1 }, .saved_stdout = -1 };
 enum {  /* internal keys of the common options */
 	K_PID = 0x1000, K_TID, K_UID, K_CGROUP, K_NAME, K_TIME, K_JSON,
 	K_DURATION, K_VERBOSE, K_BTF, K_BUFFER, K_HELP, K_DRY_RUN, K_PPID,
-	K_ALL, K_RUN_AS, K_OUTPUT, K_UNIT,
+	K_ALL, K_RUN_AS, K_OUTPUT, K_UNIT, K_PRINT_CGROUP,
 };
 
 /* Short letter each common option has unless the tool claims it. */
@@ -41,6 +41,8 @@ static struct argp_option common_options[] = {
 	  "Only children of this process (whose parent is PID)", 1 },
 	{ "uid", K_UID, "USER", 0, "Only this user (a name or a UID)", 1 },
 	{ "cgroup", K_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 path", 1 },
+	{ "print-cgroup", K_PRINT_CGROUP, 0, 0,
+	  "Show each task's cgroup v2 path (/system.slice/nginx.service): a CGROUP column, \"cgroup\" in JSON", 1 },
 	{ "unit", K_UNIT, "NAME", 0,
 	  "Only tasks of this systemd unit (nginx.service, foo.scope; no suffix: .service)", 1 },
 	{ "name", K_NAME, "COMM", 0, "Only tasks whose comm contains COMM", 1 },
@@ -251,6 +253,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		if (!*arg)
 			tk_usage_error("invalid --output value '': expected a file name");
 		tk_opts.output = arg;
+		break;
+	case K_PRINT_CGROUP:
+		tk_opts.filter.cgroup_ids = 1;
 		break;
 	case K_UNIT:
 		if (!*arg || strchr(arg, '/'))

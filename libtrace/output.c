@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "opts.h"
 #include "setup.h"
 
@@ -131,4 +132,17 @@ void tk_print_safe_padded(FILE *f, const char *s, size_t len, int width)
 
 	if (cols < width)
 		fprintf(f, "%*s", width - cols, "");
+}
+
+void tk_print_cgroup(FILE *f, unsigned long long id, int width)
+{
+	const char *path = tk_cgroup_path(id);
+
+	tk_print_safe_padded(f, path, strlen(path), width);
+	fputc(' ', f);
+}
+
+void tk_json_cgroup(struct tk_json *j, unsigned long long id)
+{
+	tk_json_str(j, "cgroup", tk_cgroup_path(id));
 }

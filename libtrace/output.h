@@ -34,6 +34,15 @@ void tk_print_header(FILE *f, const struct tk_col *cols, int n);
 void tk_print_cell(FILE *f, const struct tk_col *col, int last,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* --print-cgroup (tk_opts.filter.cgroup_ids): the CGROUP column, the
+ * path of the cgroup with this id (libtrace/cgroups.h) padded to width
+ * (a longer path is printed whole), then one space; and the "cgroup"
+ * member of a JSON record. */
+#define TK_CGROUP_HEADER "CGROUP"
+#define TK_CGROUP_WIDTH 24
+void tk_print_cgroup(FILE *f, unsigned long long id, int width);
+void tk_json_cgroup(struct tk_json *j, unsigned long long id);
+
 /* Print bytes for a terminal or a text pipe: control characters and
  * bytes that are not valid UTF-8 as \xNN, so one event stays one line. */
 void tk_print_safe(FILE *f, const char *s, size_t len);

@@ -136,6 +136,8 @@ static void print_json(const struct exec_event *e)
 	tk_json_strn(&j, "pcomm", e->pcomm, strnlen(e->pcomm, sizeof(e->pcomm)));
 	tk_json_int(&j, "cpu", e->cpu);
 	tk_json_int(&j, "ret", e->ret);
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, e->cgroup_id);
 	if (e->ret < 0 && tk_errno_name(e->ret))
 		tk_json_str(&j, "error", tk_errno_name(e->ret));
 	tk_json_int(&j, "argc", e->argc);
@@ -194,6 +196,8 @@ static void print_text(const struct exec_event *e)
 	if (env.print_cpu)
 		printf("%-4d ", e->cpu);
 	printf("%3d ", e->ret);
+	if (tk_opts.filter.cgroup_ids)
+		tk_print_cgroup(stdout, e->cgroup_id, TK_CGROUP_WIDTH);
 	while (p < end && shown < env.max_args) {
 		size_t n = strnlen(p, end - p);
 
@@ -229,7 +233,10 @@ static void print_header(void)
 	printf("%-6s ", "PPID");
 	if (env.print_cpu)
 		printf("%-4s ", "CPU");
-	printf("%3s %s\n", "RET", "ARGS");
+	printf("%3s ", "RET");
+	if (tk_opts.filter.cgroup_ids)
+		printf("%-*s ", TK_CGROUP_WIDTH, TK_CGROUP_HEADER);
+	printf("%s\n", "ARGS");
 }
 
 static int handle_event(void *ctx, const void *data, size_t size)

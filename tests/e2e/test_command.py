@@ -35,14 +35,20 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def leftover_cgroups():
-    """Transient cgroups a tool left behind (there must be none)."""
-    found = []
-    for top, dirs, _ in os.walk(cgroup2_root()):
-        found += [os.path.join(top, d) for d in dirs if d.startswith("tracekit-")]
-        if top.count("/") > 8:
-            dirs.clear()
-    return found
+def run_command_tool(tool, *args):
+    """Run a tool to completion as run() does, and check that it left no
+    transient cgroup behind (tracekit-TOOL-PID, beside the test's own
+    cgroup or at the root). Other tools may be running -- COMMAND at the
+    same time: only this one's PID is looked for."""
+    p = subprocess.Popen([tool_path(tool), *map(str, args)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    with open("/proc/self/cgroup") as f:
+        own = [l[3:].strip() for l in f if l.startswith("0::")][0]
+    root = cgroup2_root()
+    for parent in (root + own.rstrip("/"), root):
+        assert not os.path.exists(f"{parent}/tracekit-{tool}-{p.pid}")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 def require_kernel_functions():
@@ -169,8 +175,8 @@ def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
     outsider = subprocess.Popen([cmdtree, "yield"])
     out = tmp_path / "out.json"
     try:
-        r = run("syscount", "-j", "--syscall", "sched_yield", "-o", out, "--",
-                cmdtree, "daemon", n)
+        r = run_command_tool("syscount", "-j", "--syscall", "sched_yield", "-o", out,
+                             "--", cmdtree, "daemon", n)
         assert (r.returncode, r.stderr) == (0, "")
         daemon = int(r.stdout)
         try:
@@ -183,7 +189,6 @@ def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
             with open("/proc/self/cgroup") as f:
                 own_cg = [l for l in f.read().splitlines() if l.startswith("0::")]
             assert daemon_cg == own_cg
-            assert leftover_cgroups() == []
         finally:
             os.kill(daemon, signal.SIGKILL)
     finally:
@@ -198,12 +203,11 @@ def test_every_tool_ends_with_command_and_its_status(tool, cmdtree, tmp_path):
     if tool in KERNEL_FUNCTION_TOOLS:
         require_kernel_functions()
     out = tmp_path / "out.json"
-    r = run(tool, "-j", "-o", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
-            f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3")
+    r = run_command_tool(tool, "-j", "-o", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
+                         f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3")
     assert (r.returncode, r.stdout, r.stderr) == (3, "to-stdout\n", "to-stderr\n")
     records = json_lines(out.read_text())
     assert records[-1]["type"] == "loss" and records[-1]["events_lost"] == 0
-    assert leftover_cgroups() == []
 
 
 @pytest.mark.parametrize("tool, args, key", [
@@ -286,9 +290,8 @@ def test_run_as_user(tmp_path):
     (["/etc"], 126, "cannot run '/etc': Is a directory"),
 ])
 def test_command_that_cannot_run(command, status, words):
-    r = run("execsnoop", "--", *command)
+    r = run_command_tool("execsnoop", "--", *command)
     assert (r.returncode, r.stdout, r.stderr) == (status, "", f"execsnoop: {words}\n")
-    assert leftover_cgroups() == []
 
 
 @pytest.mark.parametrize("args, words", [
@@ -362,3 +365,42 @@ def test_unit_filters_by_the_units_cgroup(cmdtree, tmp_path):
     finally:
         cg.rmdir()
         cg.parent.rmdir()
+
+
+def own_cgroup():
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+def test_print_cgroup_names_the_transient_cgroup():
+    """--print-cgroup: COMMAND's tasks are in tracekit-TOOL-PID, beside
+    the cgroup the tool was started in."""
+    p = subprocess.Popen([tool_path("execsnoop"), "-j", "--print-cgroup", "--", "sh", "-c",
+                          "/bin/true x"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, "")
+    expected = own_cgroup().rstrip("/") + f"/tracekit-execsnoop-{p.pid}"
+    assert [(r["argv"][0], r["cgroup"]) for r in json_lines(out)[:-1]] == [
+        ("sh", expected), ("/bin/true", expected)]
+
+
+def test_print_cgroup_text_column(tmp_path):
+    """Without COMMAND: an exec in a cgroup the test makes shows its path
+    in the CGROUP column, before ARGS."""
+    name = f"tk-print-cgroup-{os.getpid()}"
+    cg = Path(cgroup2_root()) / name
+    cg.mkdir()
+    try:
+        with Tool("execsnoop", "--print-cgroup", "-n", "true") as tool:
+            subprocess.run(["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec /bin/true {name}"],
+                           check=True)
+            out, err, rc = tool.stop()
+    finally:
+        cg.rmdir()
+    assert (rc, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split() == ["PCOMM", "PID", "PPID", "RET", "CGROUP", "ARGS"]
+    (line,) = [l for l in lines if l.endswith(f"/bin/true {name}")]
+    assert line.split()[4] == f"/{name}"
+    assert lines[0].index("CGROUP") == line.index(f"/{name}")
