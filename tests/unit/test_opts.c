@@ -121,6 +121,7 @@ struct shared {
 	char comm[sizeof(((struct tk_filter *)0)->comm)];
 	char cgroup_path[256];
 	char btf_path[256];
+	char command[256];   /* -- COMMAND's words, each followed by '|' */
 	long long_result;
 	double double_result;
 	int parsed;   /* the child got past the call */
@@ -375,6 +376,10 @@ static void call_parse(const void *p)
 	if (tk_opts.btf_path)
 		snprintf(sh->btf_path, sizeof(sh->btf_path), "%s",
 			 tk_opts.btf_path);
+	for (char **w = tk_opts.command; w && *w; w++) {
+		strncat(sh->command, *w, sizeof(sh->command) - strlen(sh->command) - 2);
+		strcat(sh->command, "|");
+	}
 	sh->parsed = 1;
 }
 
@@ -609,6 +614,53 @@ static void test_parse_periodic(void **state)
 	assert_int_equal(exit_code(&c), 127);
 	assert_string_equal(c.err, "topper: cannot run '-5': command not found\n");
 	assert_int_equal(sh->parsed, 0);
+}
+
+/* Where COMMAND starts: the first "--" that is not an option's value,
+ * however the option was written (cluster, attached, abbreviated). With
+ * --all, so that no transient cgroup is made. */
+static void test_parse_command_split(void **state)
+{
+	struct child c;
+
+	(void)state;
+	PARSE(&c, &tool_plain, "--all", "-n", "--", "--", "true", "x", NULL);
+	assert_success(&c);
+	assert_string_equal(sh->comm, "--");
+	assert_string_equal(sh->command, "true|x|");
+
+	PARSE(&c, &tool_plain, "--all", "-jn", "--", "--", "sh", NULL);
+	assert_success(&c);
+	assert_true(sh->opts.json);
+	assert_string_equal(sh->comm, "--");
+	assert_string_equal(sh->command, "sh|");
+
+	PARSE(&c, &tool_plain, "--na", "--", "--all", "--", "true", NULL);
+	assert_success(&c);
+	assert_true(sh->opts.all);
+	assert_string_equal(sh->comm, "--");
+	assert_string_equal(sh->command, "true|");
+
+	PARSE(&c, &tool_plain, "--name=--", "--all", "--", "true", NULL);
+	assert_success(&c);
+	assert_string_equal(sh->comm, "--");
+	assert_string_equal(sh->command, "true|");
+
+	/* After "--", options are COMMAND's. */
+	PARSE(&c, &tool_plain, "-a", "--", "true", "-n", "x", "--", "-j", NULL);
+	assert_success(&c);
+	assert_string_equal(sh->comm, "");
+	assert_false(sh->opts.json);
+	assert_string_equal(sh->command, "true|-n|x|--|-j|");
+
+	PARSE(&c, &tool_top, "--all", "2", "--", "true", NULL);
+	assert_success(&c);
+	assert_int_equal(sh->opts.interval, 2);
+	assert_string_equal(sh->command, "true|");
+
+	PARSE(&c, &tool_plain, "-j", NULL);
+	assert_success(&c);
+	assert_null(sh->opts.command);
 }
 
 static void test_parse_extra_positional(void **state)
@@ -965,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_parse_tool_options),
 		cmocka_unit_test(test_parse_own_letters),
 		cmocka_unit_test(test_parse_periodic),
+		cmocka_unit_test(test_parse_command_split),
 		cmocka_unit_test(test_parse_extra_positional),
 		cmocka_unit_test(test_parse_unknown_option),
 		cmocka_unit_test(test_parse_missing_value),
