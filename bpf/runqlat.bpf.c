@@ -78,7 +78,7 @@ static __always_inline bool current_filter(void)
 /* -p / --tid on a task that need not be current. */
 static __always_inline bool other_wanted(struct task_struct *t, u32 tid)
 {
-	if (!tk_filter.tgid && !tk_filter.tid)
+	if (!tk_filter.tgid && !tk_filter.tid && !tk_filter.follow)
 		return true;
 	return tk_other_task_wanted(BPF_CORE_READ(t, tgid), tid);
 }

@@ -5,6 +5,7 @@
 
 #include <bpf/bpf_core_read.h>
 
+#include "tk_follow.bpf.h"
 #include "tk_shared.h"
 
 const volatile struct tk_filter tk_filter = { .uid = -1 };
@@ -73,6 +74,8 @@ static __always_inline bool tk_ids_wanted(u32 tgid, u32 tid)
 /* True when the current task passes every filter asked for. */
 static __always_inline bool tk_task_wanted(void)
 {
+	if (tk_filter.follow && !tk_followed(bpf_get_current_pid_tgid() >> 32))
+		return false;
 	if (tk_filter.tgid || tk_filter.tid) {
 		u64 pid_tgid = bpf_get_current_pid_tgid();
 
@@ -101,6 +104,8 @@ static __always_inline bool tk_task_wanted(void)
  * applied here. */
 static __always_inline bool tk_other_task_wanted(u32 tgid, u32 tid)
 {
+	if (tk_filter.follow && !tk_followed(tgid))
+		return false;
 	return tk_ids_wanted(tgid, tid);
 }
 

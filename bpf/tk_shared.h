@@ -18,7 +18,11 @@ struct tk_filter {
 	int ppid;         /* 0: any; else only children of this process */
 	int cgroup_ids;   /* --print-cgroup: record tasks' cgroup v2 ids
 			   * (bpf/tk_cgroup.bpf.h); else they stay 0 */
+	int follow;       /* -- COMMAND without cgroup v2: only processes in
+			   * tk_follow_tgids (bpf/tk_follow.bpf.h) */
 };
+/* How many processes -- COMMAND's tree may have when followed by fork. */
+#define TK_FOLLOW_MAX 65536
 
 /* Indexes of the per-CPU loss counters (map tk_losses). */
 enum tk_loss {

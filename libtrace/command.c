@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "filter.h"
 #include "opts.h"
 #include "setup.h"
 
@@ -26,7 +28,12 @@ static char cgroup_dir[PATH_MAX];      /* the transient cgroup; "" with -a */
 static char home_cgroup[PATH_MAX];     /* the tool's own cgroup */
 static volatile pid_t child = -1;
 static volatile int child_status = -1; /* wait status once reaped */
-static volatile int *go;               /* shared with the child: 1 = exec */
+/* Shared with the child, which makes no system call between saying it is
+ * ready and its execve: what it does before is not COMMAND's. */
+static struct handshake {
+	int ready;   /* child: set up, spinning */
+	int go;      /* parent: it is in the cgroup (or followed): exec */
+} *hs;
 
 /* The executable COMMAND names, found as a shell finds it: a name with a
  * slash as it is, else the first PATH entry that has it executable. The
@@ -99,14 +106,16 @@ static void remove_cgroup(void)
 /* The transient cgroup: a child of the tool's own cgroup (so COMMAND
  * stays under the same limits and accounting as the tool that ran it),
  * or of the cgroup v2 root when the own one is not writable. */
-static void make_cgroup(void)
+static bool make_cgroup(void)
 {
 	char root[PATH_MAX], own[PATH_MAX];
 	const char *parents[2];
 	int i, err = 0;
 
-	if (tk_cgroup2_root(root, sizeof(root)) < 0)
-		tk_fail("-- COMMAND needs cgroup v2, which is not mounted; -a traces every process while COMMAND runs");
+	if (tk_cgroup2_root(root, sizeof(root)) < 0) {
+		tk_info("cgroup v2 is not mounted");
+		return false;
+	}
 	if (tk_cgroup_of(getpid(), own, sizeof(own)) < 0)
 		own[0] = 0;
 	snprintf(home_cgroup, sizeof(home_cgroup), "%s%s", root, own);
@@ -122,13 +131,32 @@ static void make_cgroup(void)
 			tk_opts.cgroup_path = cgroup_dir;
 			tk_opts.filter.use_cgroup = 1;
 			tk_info("COMMAND runs in the transient cgroup %s", cgroup_dir);
-			return;
+			return true;
 		}
 		err = errno;
 	}
 	cgroup_dir[0] = 0;
-	tk_fail("cannot create a cgroup for COMMAND under %s: %s; -a traces every process while COMMAND runs",
-		home_cgroup, strerror(err));
+	tk_info("cannot create a cgroup for COMMAND under %s: %s", home_cgroup,
+		strerror(err));
+	return false;
+}
+
+/* How COMMAND's tree is told from other processes: its own cgroup, which
+ * follows every descendant for free, or where cgroup v2 cannot be
+ * written, its forks followed in BPF. TRACEKIT_COMMAND_FILTER=cgroup or
+ * =fork picks one (the tests run both). */
+static void choose_filter(void)
+{
+	const char *env = getenv("TRACEKIT_COMMAND_FILTER");
+
+	if (env && *env && strcmp(env, "cgroup") && strcmp(env, "fork"))
+		tk_fail("TRACEKIT_COMMAND_FILTER=%s: expected cgroup or fork", env);
+	if ((!env || strcmp(env, "fork")) && make_cgroup())
+		return;
+	if (env && !strcmp(env, "cgroup"))
+		tk_fail("TRACEKIT_COMMAND_FILTER=cgroup: cannot make a cgroup for COMMAND (-v says why)");
+	tk_opts.filter.follow = 1;
+	tk_info("COMMAND's processes are followed through fork in BPF");
 }
 
 static void on_child(int sig)
@@ -175,7 +203,8 @@ static void __attribute__((noreturn)) run_child(int err_fd)
 		    setresuid(tk_opts.run_as_uid, tk_opts.run_as_uid, tk_opts.run_as_uid))
 			goto fail;
 	}
-	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+	__atomic_store_n(&hs->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&hs->go, __ATOMIC_ACQUIRE))
 		cpu_relax();
 	execve(exec_path, tk_opts.command, environ);
 fail:
@@ -185,15 +214,36 @@ fail:
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* Put the ready child where the task filter sees it. */
+static void admit(pid_t pid)
+{
+	char procs[PATH_MAX + 16];
+	int e = 0;
+
+	if (tk_opts.filter.follow && (e = -tk_filter_follow_pid(pid)) == 0)
+		return;
+	if (!e && cgroup_dir[0]) {
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
+		if (tk_cgroup_move(procs, pid) == 0)
+			return;
+		e = errno;
+	}
+	if (!e)
+		return;   /* --all: nothing to do */
+	kill(pid, SIGKILL);
+	tk_fail("cannot put COMMAND where it is traced (%s): %s",
+		tk_opts.filter.follow ? "the followed set" : cgroup_dir, strerror(e));
+}
+
 static void start_command(void)
 {
 	int err_pipe[2], e;
 	pid_t pid;
 	ssize_t n;
 
-	go = mmap(NULL, sizeof(*go), PROT_READ | PROT_WRITE,
+	hs = mmap(NULL, sizeof(*hs), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (go == MAP_FAILED || pipe2(err_pipe, O_CLOEXEC))
+	if (hs == MAP_FAILED || pipe2(err_pipe, O_CLOEXEC))
 		tk_fail("cannot start COMMAND: %s", strerror(errno));
 	fflush(stdout);
 	fflush(stderr);
@@ -204,24 +254,21 @@ static void start_command(void)
 		run_child(err_pipe[1]);
 	child = pid;
 	close(err_pipe[1]);
-	if (cgroup_dir[0]) {
-		char procs[PATH_MAX + 16];
-
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
-		if (tk_cgroup_move(procs, pid) < 0) {
-			e = errno;
-			kill(pid, SIGKILL);
-			tk_fail("cannot move COMMAND into %s: %s", cgroup_dir, strerror(e));
-		}
-	}
+	/* Until the child is ready, its own set-up calls (signal(), the
+	 * --run-as switch) would be counted as COMMAND's. It is ready or
+	 * dead (a failed set-up: the pipe says why) in a moment. */
+	while (!__atomic_load_n(&hs->ready, __ATOMIC_ACQUIRE) && child_status < 0)
+		sched_yield();
+	if (child_status < 0)
+		admit(pid);
 	tk_forward_signals_to(pid);
-	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&hs->go, 1, __ATOMIC_RELEASE);
 	/* The pipe closes on a successful execve; else it holds errno. */
 	do
 		n = read(err_pipe[0], &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
 	close(err_pipe[0]);
-	munmap((void *)go, sizeof(*go));
+	munmap(hs, sizeof(*hs));
 	if (n == sizeof(e)) {
 		fprintf(stderr, "%s: cannot run '%s': %s\n", tk_tool_name(),
 			tk_opts.command[0], strerror(e));
@@ -241,7 +288,7 @@ void tk_command_prepare(void)
 		return;
 	find_executable(tk_opts.command[0]);
 	if (!tk_opts.all)
-		make_cgroup();
+		choose_filter();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
 	tk_on_ready(start_command);

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
+#include "bpf.h"
 #include "opts.h"
 
 struct id_list {
@@ -79,11 +82,32 @@ static int size_ids(struct bpf_object *obj, const char *name,
 	return bpf_map__set_max_entries(map, list->n);
 }
 
+static int follow_fd = -1;
+
 int tk_filter_prepare(struct bpf_object *obj)
 {
+	struct bpf_map *follow = bpf_object__find_map_by_name(obj, "tk_follow_tgids");
 	int err = size_ids(obj, "tk_filter_tgids", &tgids);
 
-	return err ? err : size_ids(obj, "tk_filter_tids", &tids);
+	if (!err)
+		err = size_ids(obj, "tk_filter_tids", &tids);
+	/* The fork follower costs a program on every fork and exit: only
+	 * when -- COMMAND runs without a cgroup. */
+	if (!tk_opts.filter.follow)
+		tk_programs_off(obj, "tk_follow_");
+	else if (!err && follow)
+		err = bpf_map__set_max_entries(follow, TK_FOLLOW_MAX);
+	return err;
+}
+
+int tk_filter_follow_pid(int pid)
+{
+	unsigned int key = pid;
+	unsigned char one = 1;
+
+	if (follow_fd < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(follow_fd, &key, &one, BPF_ANY) ? -errno : 0;
 }
 
 static int fill_ids(struct bpf_object *obj, const char *name,
@@ -133,5 +157,12 @@ int tk_filter_after_load(struct bpf_object *obj)
 		err = fill_ids(obj, "tk_filter_tgids", &tgids);
 	if (!err)
 		err = fill_ids(obj, "tk_filter_tids", &tids);
+	if (!err && tk_opts.filter.follow) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, "tk_follow_tgids");
+
+		if (!map)
+			return -ENOENT;
+		follow_fd = bpf_map__fd(map);
+	}
 	return err;
 }

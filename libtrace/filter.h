@@ -14,7 +14,12 @@ void tk_filter_set_ids(int which, const char *option, const char *arg);
  * --tid thread's; -1 (every process) when there is none or a list. */
 int tk_filter_attach_pid(void);
 
-/* Before load: size the id maps for the lists given. */
+/* -- COMMAND followed by fork (tk_opts.filter.follow): put pid in the
+ * followed set, before it runs. 0 or -errno. */
+int tk_filter_follow_pid(int pid);
+
+/* Before load: size the id maps for the lists given; the fork follower's
+ * programs and map only when following. */
 int tk_filter_prepare(struct bpf_object *obj);
 
 /* After load: the --cgroup directory into tk_cgroup, the lists into

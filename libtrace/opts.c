@@ -58,7 +58,7 @@ static struct argp_option common_options[] = {
 	{ "output", K_OUTPUT, "FILE", 0,
 	  "Write the output to FILE, not stdout (a traced COMMAND keeps stdout)", 1 },
 	{ "-- COMMAND [ARG...]", 0, 0, OPTION_DOC | OPTION_NO_USAGE,
-	  "Run COMMAND once every probe is attached and trace only it and its descendants (children, daemons, threads, later execs: it runs in a transient cgroup v2 child of the tool's own cgroup, which the task filter follows); end when COMMAND exits, with its exit status (128+N for signal N). SIGINT or SIGTERM sent to the tool goes to COMMAND too. Descendants that outlive COMMAND keep running, untraced", 1 },
+	  "Run COMMAND once every probe is attached and trace only it and its descendants (children, daemons, threads, later execs: it runs in a transient cgroup v2 child of the tool's own cgroup, which the task filter follows; where cgroup v2 cannot be written, its forks are followed in BPF instead; -v says which); end when COMMAND exits, with its exit status (128+N for signal N). SIGINT or SIGTERM sent to the tool goes to COMMAND too. Descendants that outlive COMMAND keep running, untraced", 1 },
 	{ "all", K_ALL, 0, 0,
 	  "With -- COMMAND: trace every process while COMMAND runs", 1 },
 	{ "run-as", K_RUN_AS, "USER", 0,

@@ -35,13 +35,22 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def run_command_tool(tool, *args):
+# How COMMAND's tree is told apart: its own cgroup (the default), or its
+# forks followed in BPF (where cgroup v2 cannot be written).
+FILTERS = ["cgroup", "fork"]
+
+
+def filter_env(how):
+    return dict(os.environ, TRACEKIT_COMMAND_FILTER=how)
+
+
+def run_command_tool(tool, *args, how="cgroup"):
     """Run a tool to completion as run() does, and check that it left no
     transient cgroup behind (tracekit-TOOL-PID, beside the test's own
     cgroup or at the root). Other tools may be running -- COMMAND at the
     same time: only this one's PID is looked for."""
     p = subprocess.Popen([tool_path(tool), *map(str, args)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, env=filter_env(how))
     out, err = p.communicate(timeout=120)
     with open("/proc/self/cgroup") as f:
         own = [l[3:].strip() for l in f if l.startswith("0::")][0]
@@ -72,11 +81,13 @@ def strace_table(text):
     return rows
 
 
-def test_syscount_summary_equals_strace_c(cmdtree, workdir, tmp_path):
+@pytest.mark.parametrize("how", FILTERS)
+def test_syscount_summary_equals_strace_c(how, cmdtree, workdir, tmp_path):
     """Every syscall of a tree that forks, execs, runs a thread and fails
     some calls on purpose: the same calls and errors as strace -f -c."""
     ours, theirs = tmp_path / "syscount.out", tmp_path / "strace.out"
-    r = run("syscount", "-S", "-o", ours, "--", cmdtree, "work", workdir)
+    r = run_command_tool("syscount", "-S", "-o", ours, "--", cmdtree, "work", workdir,
+                         how=how)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     s = subprocess.run(["strace", "-f", "-c", "-o", str(theirs), cmdtree, "work",
                         str(workdir)], capture_output=True, text=True)
@@ -105,11 +116,13 @@ def strace_opens(prefix):
     return opens
 
 
-def test_opensnoop_equals_strace(cmdtree, workdir, tmp_path):
+@pytest.mark.parametrize("how", FILTERS)
+def test_opensnoop_equals_strace(how, cmdtree, workdir, tmp_path):
     """The same paths with the same results, in the same order in each
     thread, as strace -f -e trace=open,openat,openat2."""
     out = tmp_path / "opensnoop.json"
-    r = run("opensnoop", "-j", "-o", out, "--", cmdtree, "work", workdir)
+    r = run_command_tool("opensnoop", "-j", "-o", out, "--", cmdtree, "work", workdir,
+                         how=how)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     ours = defaultdict(list)
     records = json_lines(out.read_text())
@@ -127,7 +140,7 @@ def test_opensnoop_equals_strace(cmdtree, workdir, tmp_path):
     assert sum(p.endswith("/present") for v in ours.values() for p, _ in v) == 4
 
 
-def released_command(tool, outfile, *extra):
+def released_command(tool, outfile, *extra, how="cgroup"):
     """Run tool -j -o OUTFILE [extra] -- sh (which says "started", waits
     for a line on stdin, then execs /bin/true inside); while it waits, a
     process outside its tree execs /bin/true outside. Returns the tool's
@@ -135,7 +148,7 @@ def released_command(tool, outfile, *extra):
     script = "echo started; read x; /bin/true inside"
     p = subprocess.Popen([tool_path(tool), "-j", "-o", str(outfile), *extra, "--", "sh",
                           "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, env=filter_env(how))
     try:
         assert p.stdout.readline() == "started\n"
         subprocess.run(["/bin/true", "outside"], check=True)
@@ -146,11 +159,12 @@ def released_command(tool, outfile, *extra):
     return p.returncode, out, err, json_lines(outfile.read_text())
 
 
-def test_execsnoop_shows_exactly_the_tree(tmp_path):
+@pytest.mark.parametrize("how", FILTERS)
+def test_execsnoop_shows_exactly_the_tree(how, tmp_path):
     """COMMAND's own exec is the first event, then its children's; an exec
     outside the tree made while it runs is not shown. stdin and stdout
     pass through to COMMAND."""
-    rc, out, err, records = released_command("execsnoop", tmp_path / "out.json")
+    rc, out, err, records = released_command("execsnoop", tmp_path / "out.json", how=how)
     assert (rc, out, err) == (0, "", "")
     assert [r["argv"] for r in records[:-1]] == [
         ["sh", "-c", "echo started; read x; /bin/true inside"], ["/bin/true", "inside"]]
@@ -166,7 +180,8 @@ def test_all_shows_every_process_while_command_runs(tmp_path):
     assert argvs.index(["/bin/true", "outside"]) < argvs.index(["/bin/true", "inside"])
 
 
-def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
+@pytest.mark.parametrize("how", FILTERS)
+def test_double_forked_daemon_is_counted_an_outsider_is_not(how, cmdtree, tmp_path):
     """A daemon COMMAND double-forks (setsid) makes N sched_yield calls:
     counted N, while a process outside the tree makes the same call all
     along. The daemon outlives COMMAND: it keeps running, moved back to
@@ -176,7 +191,7 @@ def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
     out = tmp_path / "out.json"
     try:
         r = run_command_tool("syscount", "-j", "--syscall", "sched_yield", "-o", out,
-                             "--", cmdtree, "daemon", n)
+                             "--", cmdtree, "daemon", n, how=how)
         assert (r.returncode, r.stderr) == (0, "")
         daemon = int(r.stdout)
         try:
@@ -196,20 +211,23 @@ def test_double_forked_daemon_is_counted_an_outsider_is_not(cmdtree, tmp_path):
         outsider.wait()
 
 
+@pytest.mark.parametrize("how", FILTERS)
 @pytest.mark.parametrize("tool", ALL_TOOLS)
-def test_every_tool_ends_with_command_and_its_status(tool, cmdtree, tmp_path):
+def test_every_tool_ends_with_command_and_its_status(tool, how, cmdtree, tmp_path):
     """Each tool runs COMMAND, ends when it exits with its status, and
     writes its final output (the loss record last) to -o FILE."""
     if tool in KERNEL_FUNCTION_TOOLS:
         require_kernel_functions()
     out = tmp_path / "out.json"
     r = run_command_tool(tool, "-j", "-o", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
-                         f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3")
+                         f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3",
+                         how=how)
     assert (r.returncode, r.stdout, r.stderr) == (3, "to-stdout\n", "to-stderr\n")
     records = json_lines(out.read_text())
     assert records[-1]["type"] == "loss" and records[-1]["events_lost"] == 0
 
 
+@pytest.mark.parametrize("how", FILTERS)
 @pytest.mark.parametrize("tool, args, key", [
     ("funclatency", ["c:getpid"], lambda rs: [r["total"] for r in rs
                                               if r["type"] == "histogram"]),
@@ -217,14 +235,15 @@ def test_every_tool_ends_with_command_and_its_status(tool, cmdtree, tmp_path):
     ("syscount", ["--syscall", "getpid"], lambda rs: [r["count"] for r in rs
                                                       if r["type"] == "syscall"]),
 ])
-def test_counts_only_the_command(tool, args, key, cmdtree, tmp_path):
+def test_counts_only_the_command(tool, args, key, how, cmdtree, tmp_path):
     """Uprobes attach to every process, syscalls are everyone's: the
     transient cgroup keeps exactly COMMAND's calls, with a process outside
     making the same ones all along."""
     outsider = subprocess.Popen(["sh", "-c", f"while :; do {cmdtree} getpid 50; done"])
     try:
         out = tmp_path / "out.json"
-        r = run(tool, "-j", "-o", out, *args, "--", cmdtree, "getpid", 777)
+        r = run_command_tool(tool, "-j", "-o", out, *args, "--", cmdtree, "getpid", 777,
+                             how=how)
         assert (r.returncode, r.stderr) == (0, "")
         assert key(json_lines(out.read_text())) == [777]
     finally:
@@ -404,3 +423,19 @@ def test_print_cgroup_text_column(tmp_path):
     (line,) = [l for l in lines if l.endswith(f"/bin/true {name}")]
     assert line.split()[4] == f"/{name}"
     assert lines[0].index("CGROUP") == line.index(f"/{name}")
+
+
+@pytest.mark.parametrize("how, says", [
+    ("cgroup", "execsnoop: COMMAND runs in the transient cgroup "),
+    ("fork", "execsnoop: COMMAND's processes are followed through fork in BPF\n"),
+])
+def test_verbose_says_how_command_is_followed(how, says):
+    r = run_command_tool("execsnoop", "-v", "--", "true", how=how)
+    assert r.returncode == 0, r.stderr
+    assert says in r.stderr
+
+
+def test_bad_command_filter_setting():
+    r = run("execsnoop", "--", "true", env={"TRACEKIT_COMMAND_FILTER": "pid"})
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "execsnoop: TRACEKIT_COMMAND_FILTER=pid: expected cgroup or fork\n"
