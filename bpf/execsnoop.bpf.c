@@ -65,8 +65,8 @@ static __always_inline struct exec_event *new_event(int ret)
 
 	if (!e)
 		return 0;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
-	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->pid = tk_pid_tgid() >> 32;
+	e->ppid = tk_task_tgid(BPF_CORE_READ(task, real_parent));
 	/* Read now: by the time userspace sees the event the parent may
 	 * have exec'd or exited itself. */
 	BPF_CORE_READ_STR_INTO(&e->pcomm, task, real_parent, comm);

@@ -74,7 +74,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 			tk_count_loss(TK_LOSS_UNSEEN);
 	} else if (prev_wanted(prev, st)) {
 		tk_stack_key_fill(ctx, &s.key, 0);
-		s.key.pid = tid;
+		s.key.pid = (u32)tk_pid_tgid();   /* shown: the tool's namespace's */
 		s.ts = now;
 		err = bpf_map_update_elem(&start, &tid, &s, BPF_NOEXIST);
 		if (err == -17 /* EEXIST */) {

@@ -196,8 +196,9 @@ static __always_inline int leave(void *ctx, long ret)
 		e->flags = 0;   /* open_how.flags is its first member */
 	tk_pending_clear(tid, p);
 
+	pid_tgid = tk_pid_tgid();   /* the ids shown: the tool's namespace's */
 	e->pid = pid_tgid >> 32;
-	e->tid = tid;
+	e->tid = (u32)pid_tgid;
 	e->uid = (u32)bpf_get_current_uid_gid();
 	e->ret = ret;
 	e->ev_flags = 0;

@@ -80,7 +80,7 @@ static __always_inline bool other_wanted(struct task_struct *t, u32 tid)
 {
 	if (!tk_filter.tgid && !tk_filter.tid && !tk_filter.follow)
 		return true;
-	return tk_other_task_wanted(BPF_CORE_READ(t, tgid), tid);
+	return tk_other_task_wanted(tk_task_tgid(t), tk_task_tid(t));
 }
 
 /* ts 0: wanted, blocked (its wakeup fills in the time). */
@@ -170,9 +170,9 @@ static __always_inline u32 pidns_of(struct task_struct *t)
 static __always_inline u32 hist_key(struct task_struct *next, u32 tid)
 {
 	if (per_process)
-		return BPF_CORE_READ(next, tgid);
+		return tk_task_tgid(next);
 	if (per_thread)
-		return tid;
+		return tk_task_tid(next);
 	return pidns_of(next);
 }
 

@@ -138,7 +138,7 @@ static __always_inline void account(u64 nr, long ret, u64 ns)
 	if (by_process) {
 		struct syscount_proc_val *pv, init = {};
 
-		key = bpf_get_current_pid_tgid() >> 32;
+		key = tk_pid_tgid() >> 32;
 		pv = bpf_map_lookup_elem(&by_pid, &key);
 		if (!pv) {
 			bpf_get_current_comm(init.comm, sizeof(init.comm));

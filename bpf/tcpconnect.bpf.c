@@ -143,8 +143,9 @@ static __always_inline int leave(void *ctx, int ret, int ip)
 	e.kind = TCPCONNECT_CONNECT;
 	e.ts = bpf_ktime_get_ns();
 	read_addrs(sk, ip, e.saddr, e.daddr);
+	pid_tgid = tk_pid_tgid();   /* the ids shown: the tool's namespace's */
 	e.pid = pid_tgid >> 32;
-	e.tid = tid;
+	e.tid = (u32)pid_tgid;
 	e.uid = (u32)bpf_get_current_uid_gid();
 	e.ip = ip;
 	e.sport = BPF_CORE_READ(sk, __sk_common.skc_num);

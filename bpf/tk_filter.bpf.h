@@ -5,10 +5,12 @@
 
 #include <bpf/bpf_core_read.h>
 
-#include "tk_follow.bpf.h"
 #include "tk_shared.h"
 
 const volatile struct tk_filter tk_filter = { .uid = -1 };
+
+#include "tk_pidns.bpf.h"
+#include "tk_follow.bpf.h"
 
 /* The ids of -p / --tid lists; max_entries is set to the list's length
  * by libtrace (1 when there is no list: the maps are never read then). */
@@ -74,10 +76,10 @@ static __always_inline bool tk_ids_wanted(u32 tgid, u32 tid)
 /* True when the current task passes every filter asked for. */
 static __always_inline bool tk_task_wanted(void)
 {
-	if (tk_filter.follow && !tk_followed(bpf_get_current_pid_tgid() >> 32))
+	if (tk_filter.follow && !tk_followed(tk_pid_tgid() >> 32))
 		return false;
 	if (tk_filter.tgid || tk_filter.tid) {
-		u64 pid_tgid = bpf_get_current_pid_tgid();
+		u64 pid_tgid = tk_pid_tgid();
 
 		if (!tk_ids_wanted(pid_tgid >> 32, (u32)pid_tgid))
 			return false;
@@ -85,7 +87,7 @@ static __always_inline bool tk_task_wanted(void)
 	if (tk_filter.ppid) {
 		struct task_struct *t = (void *)bpf_get_current_task();
 
-		if (BPF_CORE_READ(t, real_parent, tgid) != tk_filter.ppid)
+		if (tk_task_tgid(BPF_CORE_READ(t, real_parent)) != tk_filter.ppid)
 			return false;
 	}
 	if (tk_filter.uid >= 0 &&
@@ -99,9 +101,9 @@ static __always_inline bool tk_task_wanted(void)
 	return true;
 }
 
-/* The same filter for a task that is not current (sched_switch, wakeups).
- * The uid, cgroup, comm and parent filters need current, so they are not
- * applied here. */
+/* The same filter for a task that is not current (sched_switch, wakeups),
+ * with its ids as tk_task_tgid / tk_task_tid give them. The uid, cgroup,
+ * comm and parent filters need current, so they are not applied here. */
 static __always_inline bool tk_other_task_wanted(u32 tgid, u32 tid)
 {
 	if (tk_filter.follow && !tk_followed(tgid))

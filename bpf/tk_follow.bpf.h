@@ -3,7 +3,9 @@
  * PID in tk_follow_tgids before it runs; each fork of a followed process
  * adds the child (threads share the tgid, exec keeps it); a followed
  * process's leader leaving removes it, so a recycled PID is not traced.
- * The programs load only in that mode (libtrace turns them off else). */
+ * The programs load only in that mode (libtrace turns them off else).
+ * Ids are the tool's PID namespace's (tk_pidns.bpf.h), as fork() gave
+ * COMMAND's to libtrace. Included by tk_filter.bpf.h. */
 #ifndef TK_FOLLOW_BPF_H
 #define TK_FOLLOW_BPF_H
 
@@ -40,7 +42,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(tk_follow_fork_tp_btf, struct task_struct *parent,
 	     struct task_struct *child)
 {
-	tk_follow_child(parent->tgid, child->tgid);
+	tk_follow_child(tk_task_tgid(parent), tk_task_tgid(child));
 	return 0;
 }
 
@@ -48,17 +50,19 @@ SEC("raw_tp/sched_process_fork")
 int BPF_PROG(tk_follow_fork_raw_tp, struct task_struct *parent,
 	     struct task_struct *child)
 {
-	tk_follow_child(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, tgid));
+	tk_follow_child(tk_task_tgid(parent), tk_task_tgid(child));
 	return 0;
 }
 
-/* The classic tracepoint has the child's thread id only: for a new
- * thread that is not its tgid, and adding it is harmless (the thread is
- * followed through its tgid, its parent's). */
+/* The classic tracepoint has the child's global thread id only: for a
+ * new thread that is not its tgid, and adding it is harmless (the thread
+ * is followed through its tgid, its parent's). It is the method of
+ * kernels before 4.17, which have no PID namespace helper either: there
+ * a tool in a PID namespace follows nothing. */
 SEC("tracepoint/sched/sched_process_fork")
 int tk_follow_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 {
-	tk_follow_child(bpf_get_current_pid_tgid() >> 32, (u32)ctx->child_pid);
+	tk_follow_child(tk_pid_tgid() >> 32, (u32)ctx->child_pid);
 	return 0;
 }
 
@@ -66,7 +70,7 @@ int tk_follow_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
  * leader leaves. */
 static __always_inline void tk_follow_exit(void)
 {
-	u64 id = bpf_get_current_pid_tgid();
+	u64 id = tk_pid_tgid();
 	u32 tgid = id >> 32;
 
 	if (tgid == (u32)id)

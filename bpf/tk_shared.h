@@ -20,6 +20,10 @@ struct tk_filter {
 			   * (bpf/tk_cgroup.bpf.h); else they stay 0 */
 	int follow;       /* -- COMMAND without cgroup v2: only processes in
 			   * tk_follow_tgids (bpf/tk_follow.bpf.h) */
+	/* The tool's PID namespace when it is not the initial one: PIDs
+	 * shown and filtered are that namespace's (bpf/tk_pidns.bpf.h). */
+	unsigned long long pidns_dev;
+	unsigned long long pidns_ino;   /* 0: the initial namespace */
 };
 /* How many processes -- COMMAND's tree may have when followed by fork. */
 #define TK_FOLLOW_MAX 65536

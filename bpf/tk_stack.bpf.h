@@ -71,7 +71,8 @@ static __always_inline void tk_stack_key_fill(void *ctx,
 					      struct tk_stack_key *key,
 					      u64 flags)
 {
-	key->tgid = bpf_get_current_pid_tgid() >> 32;
+	/* The tool's namespace's: userspace reads /proc/TGID/maps. */
+	key->tgid = tk_pid_tgid() >> 32;
 	bpf_get_current_comm(key->comm, sizeof(key->comm));
 	key->user_stack_id = tk_stack_mode & TK_STACK_USER ?
 		tk_stack_id(ctx, flags | BPF_F_USER_STACK) : TK_STACK_NOT_TAKEN;

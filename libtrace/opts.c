@@ -16,6 +16,7 @@
 #include "command.h"
 #include "filter.h"
 #include "output.h"
+#include "pidns.h"
 #include "setup.h"
 
 struct tk_opts tk_opts = { .filter = { .uid = -1 }, .saved_stdout = -1 };
@@ -59,6 +60,8 @@ static struct argp_option common_options[] = {
 	  "Write the output to FILE, not stdout (a traced COMMAND keeps stdout)", 1 },
 	{ "-- COMMAND [ARG...]", 0, 0, OPTION_DOC | OPTION_NO_USAGE,
 	  "Run COMMAND once every probe is attached and trace only it and its descendants (children, daemons, threads, later execs: it runs in a transient cgroup v2 child of the tool's own cgroup, which the task filter follows; where cgroup v2 cannot be written, its forks are followed in BPF instead; -v says which); end when COMMAND exits, with its exit status (128+N for signal N). SIGINT or SIGTERM sent to the tool goes to COMMAND too. Descendants that outlive COMMAND keep running, untraced", 1 },
+	{ "PIDs", 0, 0, OPTION_DOC | OPTION_NO_USAGE,
+	  "In a PID namespace (a container, unshare --pid --mount-proc) PIDs shown and taken (-p, --tid, --ppid) are that namespace's; a task outside it has none there and shows as PID 0", 1 },
 	{ "all", K_ALL, 0, 0,
 	  "With -- COMMAND: trace every process while COMMAND runs", 1 },
 	{ "run-as", K_RUN_AS, "USER", 0,
@@ -525,6 +528,7 @@ static void finish_args(void)
 	}
 	if (tk_opts.output)
 		tk_output_to_file(tk_opts.output, tk_opts.command != NULL);
+	tk_pidns_detect(&tk_opts.filter);
 	tk_command_prepare();
 }
 
