@@ -11,6 +11,7 @@
  *   cmdtree yield      sched_yield until killed: the same call from a
  *                      process outside the traced tree
  *   cmdtree getpid N   calls getpid() (libc's, not cached) N times */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -59,8 +60,14 @@ static int work(void)
 	open_one("missing-1");
 	open_one("missing-2");
 	close(-1);
-	if (pthread_create(&thread, NULL, thread_main, NULL) ||
-	    pthread_join(thread, NULL))
+	if (pthread_create(&thread, NULL, thread_main, NULL))
+		return 3;
+	/* pthread_join waits in futex only if the thread is still running:
+	 * a call made or not by timing. Spin (no system call) until it has
+	 * ended, so the calls are the same every run. */
+	while ((errno = pthread_tryjoin_np(thread, NULL)) == EBUSY)
+		;
+	if (errno)
 		return 3;
 	pid = fork();
 	if (pid < 0)
