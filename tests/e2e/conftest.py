@@ -222,6 +222,16 @@ def cgroup2_root():
     pytest.fail("no cgroup v2 mount")
 
 
+@pytest.fixture(scope="session")
+def cmdtree(tmp_path_factory):
+    """tests/e2e/progs/cmdtree.c built: a command whose system calls are
+    the same every run (for -- COMMAND against strace)."""
+    path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
+    subprocess.run(["cc", "-O2", "-pthread", "-o", str(path),
+                    str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
+    return str(path)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def require_root():
     if os.geteuid() != 0:

@@ -7,26 +7,18 @@ import os
 import signal
 import socket
 import subprocess
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Tool, cgroup2_root, doctor, json_lines, run, tool_path
+from conftest import Tool, cgroup2_root, doctor, json_lines, run, tool_path
 
 ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
              "funclatency", "profile", "offcputime", "stackcount"]
 # The arguments each tool needs besides -- COMMAND.
 TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"]}
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "tcpconnect"}
-
-
-@pytest.fixture(scope="module")
-def cmdtree(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
-    subprocess.run(["cc", "-O2", "-pthread", "-o", str(path),
-                    str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
-    return str(path)
 
 
 @pytest.fixture

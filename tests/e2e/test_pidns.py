@@ -9,17 +9,9 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, json_lines, run, tool_path
+from conftest import json_lines, run, tool_path
 
 UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc"]
-
-
-@pytest.fixture(scope="module")
-def cmdtree(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
-    subprocess.run(["cc", "-O2", "-pthread", "-o", str(path),
-                    str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
-    return str(path)
 
 
 def in_pidns(*argv, env=None, **kw):
