@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* funclatency: time each call of a function, kernel or user, or of the
  * functions a pattern matches, into log2 histograms (one, or one per
- * function with -F).
+ * function with -F; per cgroup too with --print-cgroup).
  *
  * Each probe is written once per attach method; libtrace points the
  * chosen ones at the functions (tk_set_target, tk_set_target_multi):
@@ -26,6 +26,7 @@
 
 #include "funclatency.h"
 #include "tk_bits.bpf.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
 
@@ -67,7 +68,18 @@ struct {
 	__type(value, struct funclatency_hist);
 } hist SEC(".maps");
 
+/* With --print-cgroup (tk_filter.cgroup_ids), in place of hist: by
+ * function and cgroup, an entry made on a cgroup's first call. The map
+ * not used has one entry (userspace sets max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, FUNCLATENCY_MAX_CGROUP_HISTS);
+	__type(key, struct funclatency_key);
+	__type(value, struct funclatency_hist);
+} cgroup_hist SEC(".maps");
+
 static struct start empty;
+static struct funclatency_hist zero_hist;
 
 /* The thread's key: its tid, but every CPU's idle task has tid 0 (an
  * interrupt on an idle CPU runs as it): there, one key per CPU, above
@@ -140,6 +152,19 @@ static __always_inline int on_entry(u32 func)
 	return 0;
 }
 
+/* The histogram of a call of function func that returns now: of the
+ * cgroup current is in as it returns, with --print-cgroup. */
+static __always_inline struct funclatency_hist *hist_of(u32 func)
+{
+	struct funclatency_key key = {};
+
+	if (!tk_filter.cgroup_ids)
+		return bpf_map_lookup_elem(&hist, &func);
+	key.cgroup_id = tk_cgroup_id();
+	key.func = func;
+	return tk_lookup_or_init(&cgroup_hist, &key, &zero_hist);
+}
+
 static __always_inline int on_return(void)
 {
 	u64 now = bpf_ktime_get_ns(), delta;
@@ -169,7 +194,7 @@ static __always_inline int on_return(void)
 	func = s->func[i];
 	if (!d)
 		bpf_map_delete_elem(&starts, &tid);
-	h = bpf_map_lookup_elem(&hist, &func);
+	h = hist_of(func);
 	if (!h)
 		return 0;
 	slot = tk_log2_slot(delta / unit_ns);

@@ -25,4 +25,13 @@ struct funclatency_hist {
 	unsigned long long sum_ns;
 };
 
+/* --print-cgroup: a histogram per (function, cgroup) that made calls,
+ * in a hash; func is 0 unless -F over several functions. */
+#define FUNCLATENCY_MAX_CGROUP_HISTS 10240
+struct funclatency_key {
+	unsigned long long cgroup_id;
+	unsigned int func;
+	unsigned int pad;  /* 0: keys are hashed whole */
+};
+
 #endif

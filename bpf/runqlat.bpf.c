@@ -18,6 +18,7 @@
 #include "runqlat.h"
 #include "tk_task.bpf.h"
 #include "tk_bits.bpf.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
 
@@ -60,10 +61,12 @@ struct {
 	__type(value, struct runqlat_slots);
 } hist_all SEC(".maps");
 
+/* --print-cgroup (tk_filter.cgroup_ids) keys hists by cgroup too, alone
+ * or with -P, -L or --pidnss. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, RUNQLAT_MAX_KEYS);  /* 1 unless -P, -L, --pidnss */
-	__type(key, u32);    /* tgid (-P), tid (-L) or PID namespace inode */
+	__uint(max_entries, RUNQLAT_MAX_KEYS);  /* 1 unless keyed() */
+	__type(key, struct runqlat_key);
 	__type(value, struct runqlat_hist);
 } hists SEC(".maps");
 
@@ -167,38 +170,49 @@ static __always_inline u32 pidns_of(struct task_struct *t)
 	return BPF_CORE_READ(up.ns, ns.inum);
 }
 
-static __always_inline u32 hist_key(struct task_struct *next, u32 tid)
+/* A histogram per something, in hists; else one of all tasks. */
+static __always_inline bool keyed(void)
+{
+	return per_process || per_thread || per_pidns || tk_filter.cgroup_ids;
+}
+
+static __always_inline u32 hist_id(struct task_struct *next, u32 tid)
 {
 	if (per_process)
 		return tk_task_tgid(next);
 	if (per_thread)
 		return tk_task_tid(next);
-	return pidns_of(next);
+	if (per_pidns)
+		return pidns_of(next);
+	return 0;
 }
 
 static __always_inline void count(struct task_struct *next, u32 tid, u64 delta)
 {
 	struct runqlat_slots *all;
+	struct runqlat_key key = {};
 	struct runqlat_hist *h;
-	u32 key = 0;
+	u32 zero = 0;
 	u64 slot, ns = delta;
 
 	delta /= millis ? 1000000 : 1000;
 	slot = tk_log2_slot(delta);
 	tk_bound(slot, RUNQLAT_SLOTS - 1);
-	if (!per_process && !per_thread && !per_pidns) {
-		all = bpf_map_lookup_elem(&hist_all, &key);
+	if (!keyed()) {
+		all = bpf_map_lookup_elem(&hist_all, &zero);
 		if (all) {  /* per-CPU: no atomics needed */
 			all->slots[slot]++;
 			all->sum_ns += ns;
 		}
 		return;
 	}
-	key = hist_key(next, tid);
+	key.id = hist_id(next, tid);
+	/* next is the task that waited (and is not current yet). */
+	key.cgroup_id = tk_task_cgroup_id(next);
 	h = tk_lookup_or_init(&hists, &key, &zero_hist);
 	if (!h)
 		return;
-	if (!per_pidns && !h->comm[0]) {
+	if ((per_process || per_thread) && !h->comm[0]) {
 		if (per_process)
 			BPF_CORE_READ_STR_INTO(&h->comm, next, group_leader, comm);
 		else

@@ -1,6 +1,10 @@
 #include "hist.h"
 
-#include <stdbool.h>
+#include <limits.h>
+#include <string.h>
+
+#include "cgroups.h"
+#include "output.h"
 
 #define STARS 40
 
@@ -229,4 +233,28 @@ void tk_hist_json_linear(struct tk_json *j, const unsigned long long *vals,
 	}
 	tk_json_arr_close(j);
 	json_tail(j, vals, n, tk_hist_quantile_linear, base, step);
+}
+
+void tk_hist_print_cgroup_label(FILE *f, bool after_key,
+				unsigned long long cgroup_id)
+{
+	const char *path = tk_cgroup_path(cgroup_id);
+
+	fputs(after_key ? ", cgroup = " : "cgroup = ", f);
+	tk_print_safe(f, path, strlen(path));
+}
+
+int tk_hist_cgroup_cmp(unsigned long long a, unsigned long long b)
+{
+	char path_a[PATH_MAX];
+	int order;
+
+	if (a == b)
+		return 0;
+	/* Copied: looking up b may walk the hierarchy again, which frees
+	 * the cached paths (and an unknown id's name is a static buffer). */
+	snprintf(path_a, sizeof(path_a), "%s", tk_cgroup_path(a));
+	order = strcmp(path_a, tk_cgroup_path(b));
+	/* A path can name two cgroups in turn (removed, made again). */
+	return order ? order : a < b ? -1 : 1;
 }

@@ -3,6 +3,7 @@
 #ifndef TK_HIST_H
 #define TK_HIST_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "json.h"
@@ -30,5 +31,16 @@ void tk_hist_json_log2(struct tk_json *j, const unsigned long long *vals,
 void tk_hist_json_linear(struct tk_json *j, const unsigned long long *vals,
 			 int n, long long base, long long step,
 			 const char *unit);
+
+/* --print-cgroup: a histogram per cgroup, or per cgroup and the tool's
+ * own key (a process, a function). The rest of its section line, after
+ * the tool's own label if there is one (after_key): "cgroup = PATH", or
+ * ", cgroup = PATH" ("pid = 185 nginx, cgroup = /system.slice/x.service"),
+ * PATH as tk_cgroup_path names it, printed safe. */
+void tk_hist_print_cgroup_label(FILE *f, bool after_key,
+				unsigned long long cgroup_id);
+
+/* The order of such histograms: by their cgroups' paths (then ids). */
+int tk_hist_cgroup_cmp(unsigned long long a, unsigned long long b);
 
 #endif

@@ -63,10 +63,14 @@ static const char doc[] =
 "of them is running on the same thread (recursion, nesting) is timed\n"
 "too, up to 16 deep (deeper calls count as failed map inserts in the loss\n"
 "report); -l LEVEL times only the outermost LEVEL of them (deeper calls\n"
-"are left out, not lost). Filters are judged at the call's entry. With -p (or --tid) a\n"
-"user function is probed in that process only. A FUNC that names nothing\n"
-"(no such file, library or function) is a usage error. Since -u is\n"
-"--microseconds here (as in bcc), --uid has no short letter.\n"
+"are left out, not lost). --print-cgroup gives a histogram per cgroup v2\n"
+"(of the thread as the call returns), or with -F per function and cgroup,\n"
+"headed 'cgroup = PATH'; up to 10240 of them in a run (the calls of more\n"
+"count as failed map inserts). Filters are judged at the call's entry.\n"
+"With -p (or --tid) a user function is probed in that process only. A\n"
+"FUNC that names nothing (no such file, library or function) is a usage\n"
+"error. Since -u is --microseconds here (as in bcc), --uid has no short\n"
+"letter.\n"
 "\n"
 "Examples:\n"
 "  funclatency vfs_read             # kernel vfs_read() latency, in ns\n"
@@ -75,6 +79,7 @@ static const char doc[] =
 "  funclatency -T -i 2 ./a.out:work # every 2 s with a time line\n"
 "  funclatency -j c:getpid          # NDJSON\n"
 "  funclatency -F 'vfs_r*'          # a histogram per vfs_r* function\n"
+"  funclatency --print-cgroup c:malloc  # a histogram per cgroup\n"
 "  funclatency -r 'c:str(len|cmp)'  # strlen() and strcmp() together\n"
 "  funclatency -l 1 ./a.out:walk    # outermost calls of a recursion\n";
 
@@ -180,41 +185,101 @@ static const char *func_name(unsigned i)
 	return several() ? funcs.v[i].name : target.func;
 }
 
-/* Counts since the last print, one histogram per function with -F over
- * several (else one): per-CPU sums, minus the sums then. */
+/* The entries of hist: one histogram per function with -F over several,
+ * else one (--print-cgroup keeps them per cgroup too, in cgroup_hist). */
 static unsigned n_hists(void)
 {
 	return env.per_func && several() ? funcs.n : 1;
 }
 
-static void read_hists(struct bpf_map *map, struct funclatency_hist *out)
-{
-	static struct funclatency_hist *last;
-	struct funclatency_hist now, *v;
-	int ncpu = libbpf_num_possible_cpus(), c, s;
-	unsigned key;
+/* A histogram's counts: of one function (-F over several) or of all,
+ * of one cgroup (--print-cgroup) or of all. */
+struct entry {
+	struct funclatency_key key;  /* first: a pointer to an entry is one
+				      * to its key (by_key) */
+	struct funclatency_hist h;
+};
 
-	if (!last)
-		last = calloc(n_hists(), sizeof(*last));
-	v = calloc(ncpu, sizeof(*v));
-	if (!v || !last)
-		tk_fail("out of memory");
-	for (key = 0; key < n_hists(); key++) {
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), v,
-					 ncpu * sizeof(*v), 0))
-			tk_fail("cannot read the histogram map");
-		memset(&now, 0, sizeof(now));
-		for (c = 0; c < ncpu; c++) {
-			for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-				now.slots[s] += v[c].slots[s];
-			now.sum_ns += v[c].sum_ns;
-		}
-		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-			out[key].slots[s] = now.slots[s] - last[key].slots[s];
-		out[key].sum_ns = now.sum_ns - last[key].sum_ns;
-		last[key] = now;
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+};
+
+/* One entry of the map read (hist: key the function's index;
+ * cgroup_hist: a funclatency_key), its per-CPU values summed. */
+static void add_entry(const void *key, const char *vals, int ncpu,
+		      size_t vsize, void *ctx)
+{
+	struct entries *es = ctx;
+	struct entry *e;
+	int c, s;
+
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? 2 * es->cap : 64;
+		struct entry *v = realloc(es->v, cap * sizeof(*v));
+
+		if (!v)
+			tk_fail("out of memory");
+		es->v = v;
+		es->cap = cap;
 	}
-	free(v);
+	e = &es->v[es->n++];
+	memset(e, 0, sizeof(*e));
+	if (tk_opts.filter.cgroup_ids)
+		memcpy(&e->key, key, sizeof(e->key));
+	else
+		e->key.func = *(const unsigned *)key;
+	for (c = 0; c < ncpu; c++) {
+		const struct funclatency_hist *v = (const void *)(vals + c * vsize);
+
+		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
+			e->h.slots[s] += v->slots[s];
+		e->h.sum_ns += v->sum_ns;
+	}
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct funclatency_key *x = a, *y = b;
+
+	if (x->cgroup_id != y->cgroup_id)
+		return x->cgroup_id < y->cgroup_id ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Counts since the last print: the map's sums now, minus the sums then,
+ * by key. The map is never cleared, so no call is lost to a clear (and
+ * with --print-cgroup a cgroup's entries stay for the run). */
+static struct entries read_counts(struct funclatency_bpf *skel)
+{
+	static struct entries last;
+	struct entries now = { 0 }, diff;
+	const struct entry *was;
+	size_t i;
+	int s;
+
+	if (tk_percpu_map_read(tk_opts.filter.cgroup_ids ? skel->maps.cgroup_hist :
+			       skel->maps.hist, add_entry, &now))
+		tk_fail("cannot read the histogram map");
+	if (now.n)
+		qsort(now.v, now.n, sizeof(*now.v), by_key);
+	diff = now;
+	diff.v = calloc(now.n + 1, sizeof(*diff.v));
+	if (!diff.v)
+		tk_fail("out of memory");
+	for (i = 0; i < now.n; i++) {
+		diff.v[i] = now.v[i];
+		was = last.n ? bsearch(&now.v[i], last.v, last.n, sizeof(*last.v),
+				       by_key) : NULL;
+		if (!was)
+			continue;
+		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
+			diff.v[i].h.slots[s] -= was->h.slots[s];
+		diff.v[i].h.sum_ns -= was->h.sum_ns;
+	}
+	free(last.v);
+	last = now;
+	return diff;
 }
 
 static unsigned long long hist_count(const struct funclatency_hist *h)
@@ -227,8 +292,16 @@ static unsigned long long hist_count(const struct funclatency_hist *h)
 	return count;
 }
 
-/* One histogram record; i is the function with -F, -1 for all. */
-static void print_json(const struct funclatency_hist *h, int i)
+/* Each histogram in a section of its own (else one of all calls): per
+ * function with -F, per cgroup with --print-cgroup. */
+static bool sections(void)
+{
+	return env.per_func || tk_opts.filter.cgroup_ids;
+}
+
+/* One histogram record; key NULL: of all calls. */
+static void print_json(const struct funclatency_hist *h,
+		       const struct funclatency_key *key)
 {
 	unsigned long long count = hist_count(h);
 	struct tk_json j;
@@ -236,14 +309,16 @@ static void print_json(const struct funclatency_hist *h, int i)
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "histogram");
 	tk_json_time(&j);
-	if (i >= 0 || !several()) {
-		tk_json_str(&j, "function", func_name(i < 0 ? 0 : i));
+	if ((key && env.per_func) || !several()) {
+		tk_json_str(&j, "function", func_name(key ? key->func : 0));
 	} else {
 		tk_json_str(&j, "pattern", pattern);
 		tk_json_uint(&j, "functions", funcs.n);
 	}
 	if (target.binary[0] || funcs.binary[0])
 		tk_json_str(&j, "binary", several() ? funcs.binary : target.binary);
+	if (key && tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, key->cgroup_id);
 	tk_hist_json_log2(&j, h->slots, FUNCLATENCY_SLOTS, unit());
 	tk_json_uint(&j, "sum_ns", h->sum_ns);
 	if (count)
@@ -253,50 +328,57 @@ static void print_json(const struct funclatency_hist *h, int i)
 	tk_json_end(&j);
 }
 
-/* Function indexes with calls in this interval, in name order (the
- * list is in address order when found by address). */
-static int by_func_name(const void *a, const void *b)
+/* Sections in function name order (the list is in address order when
+ * found by address), then cgroup path order. */
+static int by_name(const void *a, const void *b)
 {
-	return strcmp(func_name(*(const unsigned *)a), func_name(*(const unsigned *)b));
+	const struct entry *x = a, *y = b;
+	int order = strcmp(func_name(x->key.func), func_name(y->key.func));
+
+	return order ? order : tk_hist_cgroup_cmp(x->key.cgroup_id, y->key.cgroup_id);
 }
 
 static void print_interval(struct funclatency_bpf *skel)
 {
-	unsigned n = n_hists(), i, k, *order;
-	struct funclatency_hist *h = calloc(n, sizeof(*h)), all = { 0 };
+	struct entries c = read_counts(skel);
+	struct funclatency_hist all = { 0 };
 	unsigned long long count, total;
 	char buf[16];
+	size_t i, k;
 	int s;
 
-	order = calloc(n, sizeof(*order));
-	if (!h || !order)
-		tk_fail("out of memory");
-	read_hists(skel->maps.hist, h);
-	for (i = k = 0; i < n; i++) {
+	/* All calls; the histograms with calls first, in section order. */
+	for (i = k = 0; i < c.n; i++) {
 		for (s = 0; s < FUNCLATENCY_SLOTS; s++)
-			all.slots[s] += h[i].slots[s];
-		all.sum_ns += h[i].sum_ns;
-		if (hist_count(&h[i]))
-			order[k++] = i;
+			all.slots[s] += c.v[i].h.slots[s];
+		all.sum_ns += c.v[i].h.sum_ns;
+		if (hist_count(&c.v[i].h))
+			c.v[k++] = c.v[i];
 	}
-	qsort(order, k, sizeof(*order), by_func_name);
+	qsort(c.v, k, sizeof(*c.v), by_name);
 	count = hist_count(&all);
-	if (tk_opts.json && !env.per_func) {
-		print_json(&all, -1);
+	if (tk_opts.json && !sections()) {
+		print_json(&all, NULL);
 	} else if (tk_opts.json) {
 		for (i = 0; i < k; i++)
-			print_json(&h[order[i]], order[i]);
+			print_json(&c.v[i].h, &c.v[i].key);
 	} else {
 		putchar('\n');
 		if (tk_opts.time)
 			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
-		if (!env.per_func) {
+		if (!sections()) {
 			tk_hist_print_log2(stdout, all.slots, FUNCLATENCY_SLOTS, unit());
 		}
-		/* bcc's layout: a section per function with calls */
-		for (i = 0; env.per_func && i < k; i++) {
-			printf("\nFunction = %s\n", func_name(order[i]));
-			tk_hist_print_log2(stdout, h[order[i]].slots,
+		/* bcc's layout: a section per function (and cgroup) with calls */
+		for (i = 0; sections() && i < k; i++) {
+			putchar('\n');
+			if (env.per_func)
+				printf("Function = %s", func_name(c.v[i].key.func));
+			if (tk_opts.filter.cgroup_ids)
+				tk_hist_print_cgroup_label(stdout, env.per_func,
+							   c.v[i].key.cgroup_id);
+			putchar('\n');
+			tk_hist_print_log2(stdout, c.v[i].h.slots,
 					   FUNCLATENCY_SLOTS, unit());
 		}
 		/* bcc's summary: the total in the unit, its average per call */
@@ -306,14 +388,14 @@ static void print_interval(struct funclatency_bpf *skel)
 			       total / count, unit(), total, unit(), count);
 	}
 	fflush(stdout);
-	free(h);
-	free(order);
+	free(c.v);
 }
 
 static int configure(void *s, void *ctx)
 {
 	struct funclatency_bpf *skel = s;
 	size_t i;
+	int err;
 
 	(void)ctx;
 	skel->rodata->unit_ns = unit_ns();
@@ -328,7 +410,11 @@ static int configure(void *s, void *ctx)
 		for (i = 0; !funcs.binary[0] && i < funcs.n; i++)
 			skel->rodata->func_addrs[i] = funcs.v[i].addr;
 	}
-	return bpf_map__set_max_entries(skel->maps.hist, n_hists());
+	/* The histogram map not used gets one entry. */
+	if (tk_opts.filter.cgroup_ids)
+		return bpf_map__set_max_entries(skel->maps.hist, 1);
+	err = bpf_map__set_max_entries(skel->maps.hist, n_hists());
+	return err ? err : bpf_map__set_max_entries(skel->maps.cgroup_hist, 1);
 }
 
 TK_SKEL_OPS(funclatency_bpf);

@@ -33,10 +33,13 @@ static const char doc[] =
 "preempted) to it running on a CPU. -u, -c and -n judge a task as it was\n"
 "when it last left a CPU (a new task by its parent), since only then is it\n"
 "the current task: the first wait of a task that was asleep when tracing\n"
-"began is not seen. Up to 10240 processes (-P), threads (-L) or PID\n"
-"namespaces (--pidnss) per interval. --pidnss files a wait under the\n"
-"namespace of the task that waited (as libbpf-tools; bcc's Python tool: of\n"
-"the task it replaced on the CPU), named by the inode of /proc/PID/ns/pid.\n"
+"began is not seen. Up to 10240 processes (-P), threads (-L), PID\n"
+"namespaces (--pidnss) or cgroups (--print-cgroup) per interval. --pidnss\n"
+"files a wait under the namespace of the task that waited (as\n"
+"libbpf-tools; bcc's Python tool: of the task it replaced on the CPU),\n"
+"named by the inode of /proc/PID/ns/pid. --print-cgroup gives a histogram\n"
+"per cgroup v2 of the task that waited, headed 'cgroup = PATH'; with -P,\n"
+"-L or --pidnss, one per process, thread or namespace and cgroup.\n"
 "\n"
 "Examples:\n"
 "  runqlat            # summarize run queue latency until Ctrl-C\n"
@@ -46,6 +49,7 @@ static const char doc[] =
 "  runqlat -P         # a histogram per process ID\n"
 "  runqlat -L         # a histogram per thread ID\n"
 "  runqlat --pidnss   # a histogram per PID namespace (containers)\n"
+"  runqlat --print-cgroup   # a histogram per cgroup (systemd units)\n"
 "  runqlat -c /sys/fs/cgroup/unified/system.slice  # only this cgroup\n"
 "  runqlat -j 1 | jq .p99  # NDJSON\n";
 
@@ -81,20 +85,43 @@ static const char *unit(void)
 	return env.millis ? "msecs" : "usecs";
 }
 
-/* One histogram: bcc's star bars, or a JSON record. */
-static void print_hist(const unsigned long long *slots, const char *key,
-		       unsigned id, const char *comm)
+/* A histogram per process, thread, namespace or cgroup (in the map
+ * hists), rather than one of all tasks (hist_all). */
+static bool keyed(void)
+{
+	return env.per_process || env.per_thread || env.per_pidns ||
+	       tk_opts.filter.cgroup_ids;
+}
+
+/* The name of a keyed histogram's own id: "pid", "tid", "pidns"; NULL
+ * with --print-cgroup alone. */
+static const char *id_name(void)
+{
+	return env.per_process ? "pid" : env.per_thread ? "tid" :
+	       env.per_pidns ? "pidns" : NULL;
+}
+
+/* One histogram, of key k (NULL: of all tasks): bcc's star bars, or a
+ * JSON record. comm: with -P and -L. */
+static void print_hist(const unsigned long long *slots,
+		       const struct runqlat_key *k, const char *comm)
 {
 	size_t clen = comm ? strnlen(comm, TK_TASK_COMM_LEN) : 0;
+	const char *name = k ? id_name() : NULL;
 	struct tk_json j;
 
 	if (!tk_opts.json) {
-		if (key) {  /* bcc's section line; pidns has no comm */
-			printf("\n%s = %u", key, id);
+		if (k) {  /* bcc's section line; pidns has no comm */
+			putchar('\n');
+			if (name)
+				printf("%s = %u", name, k->id);
 			if (comm) {
 				putchar(' ');
 				tk_print_safe(stdout, comm, clen);
 			}
+			if (tk_opts.filter.cgroup_ids)
+				tk_hist_print_cgroup_label(stdout, name != NULL,
+							   k->cgroup_id);
 			putchar('\n');
 		}
 		tk_hist_print_log2(stdout, slots, RUNQLAT_SLOTS, unit());
@@ -103,10 +130,12 @@ static void print_hist(const unsigned long long *slots, const char *key,
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "histogram");
 	tk_json_time(&j);
-	if (key)
-		tk_json_uint(&j, key, id);
+	if (name)
+		tk_json_uint(&j, name, k->id);
 	if (comm)
 		tk_json_strn(&j, "comm", comm, clen);
+	if (k && tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, k->cgroup_id);
 	tk_hist_json_log2(&j, slots, RUNQLAT_SLOTS, unit());
 	tk_json_end(&j);
 }
@@ -131,36 +160,38 @@ static void print_all(struct bpf_map *map)
 		diff[s] = now[s] - last[s];
 	memcpy(last, now, sizeof(last));
 	free(v);
-	print_hist(diff, NULL, 0, NULL);
+	print_hist(diff, NULL, NULL);
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* By ID, then by cgroup path. */
+static int by_key(const void *a, const void *b)
 {
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	const struct runqlat_key *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return tk_hist_cgroup_cmp(x->cgroup_id, y->cgroup_id);
 }
 
-/* Per process or thread, by ID; printed entries are deleted. */
+/* Per process, thread, namespace and/or cgroup, in key order; printed
+ * entries are deleted. */
 static void print_keyed(struct bpf_map *map)
 {
-	static unsigned keys[RUNQLAT_MAX_KEYS];
-	unsigned *prev = NULL, n = 0, i;
+	static struct runqlat_key keys[RUNQLAT_MAX_KEYS];
+	struct runqlat_key *prev = NULL;
+	unsigned n = 0, i;
 	struct runqlat_hist h;
 	int fd = bpf_map__fd(map);
 
 	while (n < RUNQLAT_MAX_KEYS && !bpf_map_get_next_key(fd, prev, &keys[n]))
 		prev = &keys[n++];
-	qsort(keys, n, sizeof(keys[0]), cmp_u32);
+	qsort(keys, n, sizeof(keys[0]), by_key);
 	for (i = 0; i < n; i++) {
 		if (bpf_map_lookup_elem(fd, &keys[i], &h))
 			continue;
 		bpf_map_delete_elem(fd, &keys[i]);
-		if (env.per_pidns)
-			print_hist(h.slots, "pidns", keys[i], NULL);
-		else
-			print_hist(h.slots, env.per_process ? "pid" : "tid",
-				   keys[i], h.comm);
+		print_hist(h.slots, &keys[i],
+			   env.per_process || env.per_thread ? h.comm : NULL);
 	}
 }
 
@@ -173,7 +204,7 @@ static void print_interval(struct runqlat_bpf *skel)
 		if (tk_opts.time)
 			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
 	}
-	if (env.per_process || env.per_thread || env.per_pidns)
+	if (keyed())
 		print_keyed(skel->maps.hists);
 	else
 		print_all(skel->maps.hist_all);
@@ -183,7 +214,6 @@ static void print_interval(struct runqlat_bpf *skel)
 static int configure(void *s, void *ctx)
 {
 	struct runqlat_bpf *skel = s;
-	bool keyed = env.per_process || env.per_thread || env.per_pidns;
 
 	(void)ctx;
 	skel->rodata->millis = env.millis;
@@ -191,7 +221,7 @@ static int configure(void *s, void *ctx)
 	skel->rodata->per_thread = env.per_thread;
 	skel->rodata->per_pidns = env.per_pidns;
 	RUNQLAT_CHOOSE_START_MAP(skel);
-	return keyed ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
+	return keyed() ? 0 : bpf_map__set_max_entries(skel->maps.hists, 1);
 }
 
 TK_SKEL_OPS(runqlat_bpf);

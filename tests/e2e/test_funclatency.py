@@ -5,6 +5,7 @@ exactly those calls, in the right log2 bucket for a call of known length.
 
 Kernel functions need fentry/fexit or kprobes: those tests skip, naming
 why, on a kernel without them (make check-vm runs them elsewhere)."""
+import contextlib
 import os
 import platform
 import re
@@ -12,8 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_ksym,
-                      json_lines, kernel_fn, kernel_has, loss_record, require, run)
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, cgroup2_root, has_ksym,
+                      json_lines, kernel_fn, kernel_has, loss_record, require, run, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -255,6 +256,113 @@ def test_dry_run_and_verbose_show_uprobes(progs):
     _, err, _ = trace(["-v", "-p", "PID", f"{path}:work"], path, [])
     assert f"funclatency: probe entry: uprobe {path}:work\n" in err
     assert f"funclatency: probe exit: uretprobe {path}:work\n" in err
+
+
+# ---- --print-cgroup ----
+
+def own_cgroup():
+    """The test's own cgroup v2 path ("/" on this host)."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@contextlib.contextmanager
+def target_in_new_cgroup(path, tag):
+    """A workload in a cgroup v2 the test makes under the root: yields
+    (the cgroup's path below the root, as --print-cgroup names it, the
+    workload). The cgroup is removed once the workload has ended."""
+    name = f"/tk-funclat-{tag}-{os.getpid()}"
+    os.mkdir(cgroup2_root() + name)
+    try:
+        with Target(path) as t:
+            with open(f"{cgroup2_root()}{name}/cgroup.procs", "w") as f:
+                f.write(str(t.pid))
+            yield name, t
+    finally:
+        os.rmdir(cgroup2_root() + name)
+
+
+def test_print_cgroup_counts_each_cgroups_calls(progs):
+    """--print-cgroup: a histogram per cgroup v2 of the caller. 4 calls
+    from a workload in a cgroup the test made, 6 from one in the test's
+    own: exactly those, in the histogram of each."""
+    path = progs["pie"]
+    with target_in_new_cgroup(path, "json") as (name, inside), Target(path) as outside:
+        with Tool("funclatency", "-j", "--print-cgroup", f"{path}:work") as tool:
+            inside.send("work 4 0")
+            outside.send("work 6 0")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    hists = histograms(out)
+    totals = {name: 4, own_cgroup(): 6}
+    assert [(h["cgroup"], h["total"]) for h in hists] == sorted(totals.items())
+    assert all(set(h) == HIST_KEYS | {"cgroup"} and h["function"] == "work" for h in hists)
+
+
+def test_print_cgroup_interval_counts_each_call_once(progs):
+    """Every second, 3 times: each interval has the calls made since the
+    last (a record only for a cgroup with calls), each call once."""
+    path = progs["pie"]
+    with target_in_new_cgroup(path, "interval") as (name, t):
+        with Tool("funclatency", "-j", "--print-cgroup", f"{path}:work", "1", "3") as tool:
+            t.send("work 3 0")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    hists = histograms(out)
+    assert [h["cgroup"] for h in hists] == [name] * len(hists)
+    assert sum(h["total"] for h in hists) == 3
+
+
+def test_print_cgroup_text_sections(progs):
+    """bcc's layout with a section per cgroup, "cgroup = PATH", in path
+    order, then one summary of all calls."""
+    path = progs["pie"]
+    with target_in_new_cgroup(path, "text") as (name, inside), Target(path) as outside:
+        with Tool("funclatency", "-m", "--print-cgroup", f"{path}:work") as tool:
+            inside.send(f"work 3 {SLEEP_MS}")
+            outside.send(f"work 2 {SLEEP_MS}")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    sections = sorted([(name, text_hist("msecs", [0, 0, 0, 0, 3])),
+                       (own_cgroup(), text_hist("msecs", [0, 0, 0, 0, 2]))])
+    m = re.fullmatch(re.escape("\n" + "".join(f"\ncgroup = {c}\n{h}" for c, h in sections)) +
+                     r"\navg = \d+ msecs, total: \d+ msecs, count: 5\n\n", out)
+    assert m, out
+
+
+def test_print_cgroup_per_function(progs):
+    """With -F: a section per function and cgroup, "Function = NAME,
+    cgroup = PATH", by function then cgroup."""
+    require_cookies()
+    path = progs["pie"]
+    with target_in_new_cgroup(path, "func") as (name, inside), Target(path) as outside:
+        with Tool("funclatency", "-m", "-F", "--print-cgroup", f"{path}:tk_fn_*") as tool:
+            inside.send(CALLS)
+            outside.send("calls 1 1 1")
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    sections = re.findall(r"\nFunction = (\w+), cgroup = (\S+)\n     msecs               : "
+                          r"count    distribution\n         0 -> 1          : "
+                          r"(\d+) +\|\*{40}\|\n", out)
+    outside_calls = {"tk_fn_alpha": 1, "tk_fn_beta": 2, "tk_fn_gamma": 1}
+    assert sections == sorted([(f, name, str(n)) for f, n in PER_FUNCTION.items()] +
+                              [(f, own_cgroup(), str(n)) for f, n in outside_calls.items()]), out
+    assert out.endswith(f", count: {sum(PER_FUNCTION.values()) + 4}\n\n")
+
+
+def test_print_cgroup_names_the_command_cgroup(progs, tmp_path):
+    """-- COMMAND's calls are made in tracekit-funclatency-PID, beside
+    the tool's own cgroup."""
+    path = progs["pie"]
+    out = tmp_path / "out.json"
+    p = subprocess.Popen([tool_path("funclatency"), "-j", "--print-cgroup", "-o", str(out),
+                          f"{path}:work", "--", "sh", "-c", f"echo 'work 5 0' | {path} >/dev/null"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, "")
+    (h,) = histograms(out.read_text())
+    assert (h["cgroup"], h["total"]) == (
+        own_cgroup().rstrip("/") + f"/tracekit-funclatency-{p.pid}", 5)
 
 
 # ---- errors ----

@@ -20,6 +20,7 @@ whose wakeups the test controls, so counts and buckets are exact.
   SCHED_FIFO process H that then spins on that CPU for 20 ms: W runs once,
   after 20 to 31 ms on the run queue, and then turns SCHED_FIFO so that
   the test it wakes cannot preempt it (a second wait on the run queue)."""
+import contextlib
 import os
 import re
 import signal
@@ -31,7 +32,7 @@ from datetime import datetime
 import pytest
 
 from conftest import (EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines, loss_record,
-                      only_child, run)
+                      only_child, run, tool_path)
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -161,11 +162,20 @@ class Workload:
         self._out.close()
 
 
-def trace(args, mode, n=None, env=None, judged_on_leaving=False, wrapper=()):
+def move(pid, cgroup_dir):
+    """Move a process (all its threads) into a cgroup v2 directory."""
+    with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
+        f.write(str(pid))
+
+
+def trace(args, mode, n=None, env=None, judged_on_leaving=False, wrapper=(), cgroup=None):
     """Run runqlat over one triggered workload; returns (out, err, pid,
-    the workload's runs as Workload.runs counts them)."""
+    the workload's runs as Workload.runs counts them). cgroup: a cgroup
+    directory the workload is moved into, off the CPU, before tracing."""
     n = n if n is not None else (SLEEPS if mode == "sleeper" else SPIN_MS)
     with Workload(mode, n, wrapper=wrapper) as wl:
+        if cgroup:
+            move(wl.pid, cgroup)
         args = [a if a != "WL" else str(wl.pid) for a in args]
         with Tool("runqlat", *args, env=env) as tool:
             wl.trigger()
@@ -388,8 +398,7 @@ def test_cgroup_filter():
     os.mkdir(path)
     try:
         with Workload("sleeper", SLEEPS) as wl:
-            with open(os.path.join(path, "cgroup.procs"), "w") as f:
-                f.write(str(wl.pid))
+            move(wl.pid, path)
             with Tool("runqlat", "-j", "-P", "-c", path) as tool:
                 wl.trigger()
                 out, err, rc = tool.stop()
@@ -399,6 +408,91 @@ def test_cgroup_filter():
     assert rc == 0, err
     (h,) = histograms(out)
     assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
+
+
+def own_cgroup():
+    """The test's own cgroup v2 path ("/" on this host)."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@contextlib.contextmanager
+def new_cgroup(tag):
+    """A cgroup v2 directory of the test's own under the root: yields its
+    path below the root (as --print-cgroup names it) and its directory.
+    Removed at the end: its workloads must have ended by then."""
+    name = f"/tk-runqlat-{tag}-{os.getpid()}"
+    path = cgroup2_root() + name
+    os.mkdir(path)
+    try:
+        yield name, path
+    finally:
+        os.rmdir(path)
+
+
+@pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+def test_print_cgroup_json_a_histogram_per_cgroup(method):
+    """--print-cgroup: a histogram per cgroup v2 of the task that waited,
+    "cgroup" its path. A sleeper in a cgroup the test made and one in the
+    test's own, both in -p: each cgroup's histogram holds its sleeper's
+    runs only."""
+    with new_cgroup("json") as (name, path), \
+         Workload("sleeper", SLEEPS) as inner, Workload("sleeper", SLEEPS) as outer:
+        move(inner.pid, path)
+        with Tool("runqlat", "-j", "--print-cgroup", "-p", f"{inner.pid},{outer.pid}",
+                  env={"TRACEKIT_ATTACH": method}) as tool:
+            inner.trigger()
+            outer.trigger()
+            out, err, rc = tool.stop()
+        runs = {name: inner.runs(), own_cgroup(): outer.runs()}
+    assert rc == 0, err
+    hists = histograms(out)
+    assert [h["cgroup"] for h in hists] == sorted(runs)
+    for h in hists:
+        assert set(h) == {"type", "time", "cgroup", "unit", "scale", "buckets", "total",
+                          "p50", "p90", "p99"}
+        assert sleeper_runs(h["total"], runs[h["cgroup"]]), (h, runs)
+
+
+def test_print_cgroup_text_section_line():
+    """bcc's layout, the section line "cgroup = PATH": the one delayed
+    wakeup of a workload in a cgroup the test made."""
+    with new_cgroup("text") as (name, path):
+        out, _, _, _ = trace(["--print-cgroup", "-p", "WL"], "delayed", cgroup=path)
+    assert out in [f"\n\ncgroup = {name}\n" + h
+                   for h in delayed_hists("usecs", US_BUCKET)], out
+
+
+def test_print_cgroup_with_per_process():
+    """With -P: a histogram per process and cgroup, its section line
+    "pid = PID COMM, cgroup = PATH"; in JSON "pid", "comm" and "cgroup"."""
+    with new_cgroup("pids") as (name, path):
+        out, _, pid, _ = trace(["-P", "--print-cgroup", "-p", "WL"], "delayed", cgroup=path)
+        assert out in [f"\n\npid = {pid} {NAME}, cgroup = {name}\n" + h
+                       for h in delayed_hists("usecs", US_BUCKET)], out
+        out, _, pid, _ = trace(["-j", "-P", "--print-cgroup", "-p", "WL"], "delayed",
+                               cgroup=path)
+    (h,) = histograms(out)
+    assert (h["pid"], h["comm"], h["cgroup"]) == (pid, NAME, name), h
+    assert h["buckets"] in delayed_buckets(US_BUCKET), h
+
+
+def test_print_cgroup_names_the_command_cgroup(tmp_path):
+    """-- COMMAND runs in tracekit-runqlat-PID beside the tool's own
+    cgroup, and only its waits are traced: every histogram is that
+    cgroup's. COMMAND sleeps 30 times; how many of those a tracer sees
+    depends on the host (see the module's doc), so only that it saw some
+    is asserted."""
+    out = tmp_path / "out.json"
+    p = subprocess.Popen([tool_path("runqlat"), "-j", "--print-cgroup", "-o", str(out), "--",
+                          sys.executable, "-c",
+                          f"import time\nfor _ in range({SLEEPS}): time.sleep(0.001)"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, "")
+    (h,) = histograms(out.read_text())
+    assert h["cgroup"] == own_cgroup().rstrip("/") + f"/tracekit-runqlat-{p.pid}", h
+    assert h["total"] >= 1, h
 
 
 def test_interval_count_exits_by_itself():
