@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "opensnoop.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_filter.bpf.h"
 #include "tk_path_walk.bpf.h"
@@ -200,6 +201,7 @@ static __always_inline int leave(void *ctx, long ret)
 	e->pid = pid_tgid >> 32;
 	e->tid = (u32)pid_tgid;
 	e->uid = (u32)bpf_get_current_uid_gid();
+	e->cgroup_id = tk_cgroup_id();
 	e->ret = ret;
 	e->ev_flags = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

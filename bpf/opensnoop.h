@@ -17,6 +17,7 @@ enum open_syscall { OPEN_SYS_OPEN, OPEN_SYS_OPENAT, OPEN_SYS_OPENAT2 };
 
 struct open_event {
 	unsigned long long flags; /* O_* flags (openat2: how->flags) */
+	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
 	int pid;
 	int tid;
 	int uid;

@@ -30,6 +30,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "tcpconnect.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_filter.bpf.h"
 
@@ -112,6 +113,7 @@ static __always_inline void count_tuple(struct sock *sk, int ip, u16 dport)
 	key.dport = dport;
 	if (count_sport)
 		key.sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	key.cgroup_id = tk_cgroup_id();
 	n = tk_lookup_or_init(&counts, &key, &zero);
 	if (n)
 		__sync_fetch_and_add(n, 1);
@@ -142,6 +144,7 @@ static __always_inline int leave(void *ctx, int ret, int ip)
 	__builtin_memset(&e, 0, sizeof(e));
 	e.kind = TCPCONNECT_CONNECT;
 	e.ts = bpf_ktime_get_ns();
+	e.cgroup_id = tk_cgroup_id();
 	read_addrs(sk, ip, e.saddr, e.daddr);
 	pid_tgid = tk_pid_tgid();   /* the ids shown: the tool's namespace's */
 	e.pid = pid_tgid >> 32;

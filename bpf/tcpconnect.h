@@ -26,6 +26,7 @@ struct tcpconnect_event {
 	unsigned int kind;      /* TCPCONNECT_CONNECT */
 	unsigned int pad;
 	unsigned long long ts;  /* ktime ns */
+	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
 	unsigned char saddr[16];
 	unsigned char daddr[16];
 	int pid;
@@ -56,6 +57,9 @@ struct tcpconnect_key {
 	unsigned short ip;
 	unsigned short dport;
 	unsigned short sport;   /* -s: the local port; else 0 */
+	unsigned short pad;
+	unsigned long long cgroup_id;  /* --print-cgroup: counts per cgroup
+					* too; else 0 */
 };
 
 #endif

@@ -80,7 +80,8 @@ static const char doc[] =
 "\v"
 "FD is the descriptor returned, or -1 with the errno in ERR. Paths are\n"
 "printed as the caller passed them (relative paths stay relative), or\n"
-"with -F as full paths.\n"
+"with -F as full paths. --print-cgroup adds CGROUP, the opener's cgroup\n"
+"v2 path, before PATH.\n"
 "\n"
 "bcc's letters: -T is bcc's seconds since start (TIME(s), long name\n"
 "--timestamp); tracekit's wall-clock column (-T in other tools) is\n"
@@ -121,6 +122,7 @@ static const char doc[] =
 "  opensnoop -p 181       # only PID 181\n"
 "  opensnoop -n main      # only commands whose name contains \"main\"\n"
 "  opensnoop -P /etc/     # only paths containing \"/etc/\"\n"
+"  opensnoop --print-cgroup  # with the opener's cgroup (CGROUP column)\n"
 "  opensnoop -d 10        # trace for 10 seconds\n"
 "  opensnoop -j | jq .path  # NDJSON\n";
 
@@ -188,6 +190,8 @@ static void print_json(const struct open_event *e)
 	if (e->ret < 0 && tk_errno_name(e->ret))
 		tk_json_str(&j, "error", tk_errno_name(e->ret));
 	tk_json_uint(&j, "flags", e->flags);
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, e->cgroup_id);
 	if (e->ev_flags & OPEN_F_PATH_FAULT)
 		tk_json_null(&j, "path");
 	else
@@ -215,6 +219,8 @@ static void print_text(const struct open_event *e)
 	       e->ret >= 0 ? 0 : -e->ret);
 	if (env.extended)
 		printf("%08llo ", e->flags);
+	if (tk_opts.filter.cgroup_ids)
+		tk_print_cgroup(stdout, e->cgroup_id, TK_CGROUP_WIDTH);
 	if (e->ev_flags & OPEN_F_PATH_FAULT)
 		fputs("[path unreadable]", stdout);
 	if (e->ev_flags & OPEN_F_PREFIX_CUT)
@@ -290,6 +296,8 @@ int main(int argc, char **argv)
 		       "COMM", "FD", "ERR");
 		if (env.extended)
 			printf("%-8s ", "FLAGS");
+		if (tk_opts.filter.cgroup_ids)
+			printf("%-*s ", TK_CGROUP_WIDTH, TK_CGROUP_HEADER);
 		printf("PATH\n");
 	}
 	tk_ready();

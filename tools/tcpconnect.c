@@ -49,6 +49,9 @@ static const char doc[] =
 "(::ffff:a.b.c.d) is reported as IPv4. -L adds the local port (LPORT);\n"
 "-j always has it (\"sport\").\n"
 "\n"
+"--print-cgroup adds CGROUP, the connecting task's cgroup v2 path, after\n"
+"COMM; with -c, connects are counted per cgroup too, CGROUP first.\n"
+"\n"
 "-d watches DNS replies (UDP from port 53) as they arrive, on the\n"
 "tracepoint net:netif_receive_skb, and keeps the name each reply's\n"
 "question resolved to its A and AAAA addresses (following CNAMEs), for\n"
@@ -74,6 +77,7 @@ static const char doc[] =
 "  tcpconnect -u 1000     # only UID 1000\n"
 "  tcpconnect -c --duration 60  # count connects per tuple for a minute\n"
 "  tcpconnect -c -s       # count per local port too\n"
+"  tcpconnect --print-cgroup  # with the connecting task's cgroup\n"
 "  tcpconnect --cgroup /sys/fs/cgroup/system.slice  # only this cgroup\n"
 "  tcpconnect -j          # NDJSON, one object per connect\n";
 
@@ -154,8 +158,11 @@ static const char *addr_str(int ip, const unsigned char *addr, char *buf,
 
 /* bcc's columns: "%-7d %-12.12s %-2d %-16s [%-6d] %-16s %-6d [%s]"
  * (LPORT with -L, QUERY with -d), after "%-9.3f" TIME(s) and "%-6d" UID;
- * here each column keeps a blank after it even when a value is wider. */
+ * here each column keeps a blank after it even when a value is wider.
+ * --print-cgroup's CGROUP (not in bcc) goes with the task's columns,
+ * after COMM; in -c's table, which has none, it is first. */
 static const struct tk_col c_pid = { "PID", 7, 1 }, c_comm = { "COMM", 12, 1 },
+	c_cgroup = { TK_CGROUP_HEADER, TK_CGROUP_WIDTH, 1 },
 	c_ip = { "IP", 2, 1 }, c_saddr = { "SADDR", 16, 1 },
 	c_lport = { "LPORT", 6, 1 }, c_daddr = { "DADDR", 16, 1 },
 	c_dport = { "DPORT", 6, 1 }, c_query = { "QUERY", 5, 1 };
@@ -170,11 +177,13 @@ static unsigned long long dns_replies, dns_unread;
 /* The columns this run prints, in bcc's order. */
 static void print_header(void)
 {
-	const struct tk_col *cols[8];
+	const struct tk_col *cols[9];
 	int n = 0, i;
 
 	cols[n++] = &c_pid;
 	cols[n++] = &c_comm;
+	if (tk_opts.filter.cgroup_ids)
+		cols[n++] = &c_cgroup;
 	cols[n++] = &c_ip;
 	cols[n++] = &c_saddr;
 	if (env.lport)
@@ -243,6 +252,8 @@ static void print_text(const struct tcpconnect_event *e)
 	tk_print_safe_padded(stdout, e->comm, comm_len < 12 ? comm_len : 12,
 			     c_comm.width);
 	putchar(' ');
+	if (tk_opts.filter.cgroup_ids)
+		tk_print_cgroup(stdout, e->cgroup_id, c_cgroup.width);
 	tk_print_cell(stdout, &c_ip, 0, "%d", e->ip);
 	tk_print_cell(stdout, &c_saddr, 0, "%s", addr_str(e->ip, e->saddr, buf, sizeof(buf)));
 	if (env.lport)
@@ -266,6 +277,8 @@ static void print_json(const struct tcpconnect_event *e)
 	tk_json_int(&j, "tid", e->tid);
 	tk_json_uint(&j, "uid", e->uid);
 	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, e->cgroup_id);
 	tk_json_int(&j, "ip", e->ip);
 	tk_json_str(&j, "saddr", addr_str(e->ip, e->saddr, buf, sizeof(buf)));
 	tk_json_uint(&j, "sport", e->sport);
@@ -383,6 +396,8 @@ static void print_counts(struct bpf_map *map)
 	}
 	qsort(rows, n, sizeof(*rows), by_count);
 	if (!tk_opts.json) {
+		if (tk_opts.filter.cgroup_ids)
+			tk_print_cell(stdout, &c_cgroup, 0, "%s", c_cgroup.name);
 		tk_print_cell(stdout, &laddr, 0, "%s", laddr.name);
 		tk_print_cell(stdout, &raddr, 0, "%s", raddr.name);
 		if (env.lport)
@@ -397,6 +412,8 @@ static void print_counts(struct bpf_map *map)
 		if (tk_opts.json) {
 			tk_json_begin(&j, stdout);
 			tk_json_str(&j, "type", "connect_count");
+			if (tk_opts.filter.cgroup_ids)
+				tk_json_cgroup(&j, t->k.cgroup_id);
 			tk_json_int(&j, "ip", t->k.ip);
 			tk_json_str(&j, "saddr", addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
 			if (env.lport)
@@ -407,6 +424,8 @@ static void print_counts(struct bpf_map *map)
 			tk_json_end(&j);
 			continue;
 		}
+		if (tk_opts.filter.cgroup_ids)
+			tk_print_cgroup(stdout, t->k.cgroup_id, c_cgroup.width);
 		tk_print_cell(stdout, &laddr, 0, "%s", addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
 		tk_print_cell(stdout, &raddr, 0, "%s", addr_str(t->k.ip, t->k.daddr, buf, sizeof(buf)));
 		if (env.lport)

@@ -1,5 +1,6 @@
 """opensnoop end to end: a child opens the test's own marker paths with
 open, openat and openat2; check what was reported, exactly."""
+import contextlib
 import json
 import os
 import platform
@@ -12,7 +13,9 @@ import uuid
 
 import pytest
 
-from conftest import ROOT, Tool, json_lines, loss_record, run
+from pathlib import Path
+
+from conftest import ROOT, Tool, cgroup2_root, json_lines, loss_record, run, tool_path
 
 PYTHON = "/usr/bin/python3"
 RDONLY = os.O_RDONLY | os.O_CLOEXEC
@@ -59,10 +62,14 @@ class Opened:
         self.fd, self.errno, self.tid, self.pid = map(int, out.split())
 
 
-def open_in_child(path, flags=RDONLY, kind="openat", *extra):
-    """Open path in a new child process: what the open returned, and where."""
-    p = subprocess.run([PYTHON, "-c", CHILD, kind, path, str(flags), *extra],
-                       capture_output=True, check=True)
+def open_in_child(path, flags=RDONLY, kind="openat", *extra, cgroup=None):
+    """Open path in a new child process: what the open returned, and where.
+    cgroup: a cgroup v2 directory that the child (a shell) moves itself
+    into before it execs Python."""
+    argv = [PYTHON, "-c", CHILD, kind, path, str(flags), *extra]
+    if cgroup:
+        argv = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, *argv]
+    p = subprocess.run(argv, capture_output=True, check=True)
     return Opened(p.stdout)
 
 
@@ -749,3 +756,73 @@ def test_sigint_during_storm_ends_it(tmp_path):
     assert tool.proc.returncode == 0, err
     assert str(path).encode() in out
     assert re.search(r"opensnoop: lost \d+ events: the ring buffer was full", err), err
+
+
+def own_cgroup():
+    """The test's own cgroup v2 path, which its children start in."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@contextlib.contextmanager
+def workload_cgroup():
+    """A cgroup v2 directory of the test's own, under the root; removed
+    after (its tasks have exited by then)."""
+    cg = Path(cgroup2_root()) / f"tk-opensnoop-{os.getpid()}"
+    cg.mkdir()
+    try:
+        yield cg
+    finally:
+        cg.rmdir()
+
+
+def test_print_cgroup_text_column(existing):
+    """--print-cgroup: CGROUP, the opener's cgroup v2 path, is the column
+    before PATH (after -e's FLAGS)."""
+    with workload_cgroup() as cg:
+        with Tool("opensnoop", "--print-cgroup", "-e", "-P", existing) as t:
+            ok = open_in_child(existing, cgroup=cg)
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    path = f"/{cg.name}"
+    header, line = out.splitlines()
+    assert header == "PID    COMM              FD ERR FLAGS    CGROUP                   PATH"
+    assert line == f"{ok.pid:<6} {'python3':<16} {ok.fd:3} {0:3} {RDONLY:08o} {path:<24} {existing}"
+    assert header.index("CGROUP") == line.index(path)
+
+
+def test_print_cgroup_json_follows_the_task(existing):
+    """"cgroup" in each record is the cgroup the opener was in at that
+    open: the shell's opens before it moved itself are in the test's own
+    cgroup, Python's after it exec'd in the new one."""
+    with workload_cgroup() as cg:
+        with Tool("opensnoop", "-j", "--print-cgroup") as t:
+            child = open_in_child(existing, cgroup=cg)
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = json_lines(out)
+    [r] = opens(recs, existing)
+    del r["time"]
+    assert r == {"type": "open", "pid": child.pid, "tid": child.pid, "uid": 0,
+                 "comm": "python3", "syscall": "openat", "fd": child.fd, "ret": child.fd,
+                 "flags": RDONLY, "cgroup": f"/{cg.name}", "path": existing,
+                 "path_truncated": False}
+    assert {(r["comm"], r["cgroup"]) for r in opens(recs) if r["pid"] == child.pid} == {
+        ("sh", own_cgroup()), ("python3", f"/{cg.name}")}
+    assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+
+
+def test_print_cgroup_names_the_commands_cgroup(existing, tmp_path):
+    """-- COMMAND: COMMAND's opens are in tracekit-opensnoop-PID, beside
+    the cgroup the tool was started in."""
+    out = tmp_path / "out.json"
+    p = subprocess.Popen([tool_path("opensnoop"), "-j", "--print-cgroup", "-o", out,
+                          "-P", existing, "--", PYTHON, "-c", CHILD, "openat", existing,
+                          str(RDONLY)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, b"")
+    child = Opened(stdout)
+    recs = json_lines(out.read_text())
+    assert [(r["pid"], r["fd"], r["path"], r["cgroup"]) for r in opens(recs)] == [
+        (child.pid, child.fd, existing, own_cgroup().rstrip("/") + f"/tracekit-opensnoop-{p.pid}")]
+    assert loss_record(recs)["events_lost"] == 0

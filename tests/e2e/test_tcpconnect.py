@@ -1,4 +1,5 @@
 """tcpconnect: the loopback connects a helper process makes, exactly."""
+import contextlib
 import os
 import re
 import socket
@@ -7,11 +8,12 @@ import subprocess
 import sys
 import threading
 import uuid
+from pathlib import Path
 
 import pytest
 
 from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, json_lines,
-                      kernel_has, loss_record, require, run)
+                      kernel_has, loss_record, require, run, tool_path)
 
 METHODS = ["fentry", "kprobe"]
 EXIT_METHOD = {"fentry": "fexit", "kprobe": "kretprobe"}
@@ -27,16 +29,16 @@ SPORT_COUNT_HEADER = ("LADDR                     RADDR                     LPORT
 COMM = "tkconnect"
 NOBODY = 65534
 
-# The helper: named COMM; for each line "IP ADDR PORT block|nb|SPORT" on
-# stdin it connects a new socket (blocking or not) and answers "ERRNO
-# SPORT". A number for mode binds that local port first and closes the
-# socket with a reset once connected, so that the same local port can
-# connect to the same destination again (no TIME_WAIT).
+# The helper: named COMM, says "ready PID"; for each line "IP ADDR PORT
+# block|nb|SPORT" on stdin it connects a new socket (blocking or not) and
+# answers "ERRNO SPORT". A number for mode binds that local port first
+# and closes the socket with a reset once connected, so that the same
+# local port can connect to the same destination again (no TIME_WAIT).
 CHILD = r"""
-import ctypes, socket, struct, sys
+import ctypes, os, socket, struct, sys
 ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)
 keep = []
-print("ready", flush=True)
+print("ready", os.getpid(), flush=True)
 for line in sys.stdin:
     ip, addr, port, mode = line.split()
     s = socket.socket(socket.AF_INET6 if ip == "6" else socket.AF_INET)
@@ -70,8 +72,8 @@ class Connector:
     def __init__(self, user=None):
         self.proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, user=user)
-        assert self.proc.stdout.readline() == "ready\n"
         self.pid = self.proc.pid
+        assert self.proc.stdout.readline() == f"ready {self.pid}\n"
         self.uid = 0 if user is None else user
 
     def connect(self, ip, addr, port, mode="block"):
@@ -665,3 +667,117 @@ def test_usage_errors(args, words):
     assert r.stderr.startswith("tcpconnect: ")
     for w in words:
         assert w in r.stderr, r.stderr
+
+
+def own_cgroup():
+    """The test's own cgroup v2 path, which its children start in."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@contextlib.contextmanager
+def workload_cgroup():
+    """A cgroup v2 directory of the test's own, under the root; removed
+    after (its tasks have exited by then)."""
+    cg = Path(cgroup2_root()) / f"tk-tcpconnect-{os.getpid()}"
+    cg.mkdir()
+    try:
+        yield cg
+    finally:
+        cg.rmdir()
+
+
+def cgroup_cell(path):
+    """The CGROUP column: the path padded to 24, or whole, then a blank."""
+    return f"{path:<24} "
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_print_cgroup_column_and_json(servers, method):
+    """--print-cgroup: CGROUP, the connecting task's cgroup v2 path, comes
+    after COMM (with the task's columns, before the addresses); "cgroup"
+    in JSON. The helper is moved into a cgroup the test makes."""
+    require(method)
+    runs = {}
+    with workload_cgroup() as cg:
+        for fmt in (None, "-j"):
+            with Connector() as c:
+                (cg / "cgroup.procs").write_text(str(c.pid))
+                with tracing(method, "--print-cgroup", "-p", c.pid,
+                             *([fmt] if fmt else [])) as t:
+                    _, sport4 = c.connect(4, "127.0.0.1", servers.v4[0])
+                    _, sport6 = c.connect(6, "::1", servers.v6[1])
+                    runs[fmt] = (stopped(t, method), c.pid, sport4, sport6)
+    path = f"/{cg.name}"
+    out, pid, sport4, sport6 = runs[None]
+    lines = out.splitlines()
+    assert lines == [
+        "PID     COMM         CGROUP                   IP SADDR            DADDR            DPORT",
+        f"{pid:<7} {COMM:<12} {cgroup_cell(path)}4  {'127.0.0.1':<16} {'127.0.0.1':<16} "
+        f"{servers.v4[0]}",
+        f"{pid:<7} {COMM:<12} {cgroup_cell(path)}6  {'::1':<16} {'::1':<16} {servers.v6[1]}",
+    ]
+    assert lines[0].index("CGROUP") == lines[1].index(path) == lines[2].index(path)
+    out, pid, sport4, sport6 = runs["-j"]
+    record = {"type": "connect", "pid": pid, "tid": pid, "uid": 0, "comm": COMM,
+              "cgroup": path}
+    assert connects(out) == [
+        dict(record, ip=4, saddr="127.0.0.1", sport=sport4, daddr="127.0.0.1",
+             dport=servers.v4[0]),
+        dict(record, ip=6, saddr="::1", sport=sport6, daddr="::1", dport=servers.v6[1]),
+    ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_print_cgroup_counts_per_cgroup(servers, method):
+    """-c --print-cgroup: the same tuple from two cgroups is two rows, each
+    with its CGROUP first: 3 connects of a helper in a cgroup the test
+    makes, 1 of a helper in the test's own cgroup."""
+    require(method)
+    port, own = servers.v4[0], own_cgroup()
+    runs = {}
+    with workload_cgroup() as cg:
+        for fmt in (None, "-j"):
+            with Connector() as inside, Connector() as outside:
+                (cg / "cgroup.procs").write_text(str(inside.pid))
+                with tracing(method, "-c", "--print-cgroup", "-p",
+                             f"{inside.pid},{outside.pid}", *([fmt] if fmt else [])) as t:
+                    done = [c.connect(4, "127.0.0.1", port)[0]
+                            for c in (inside, outside, inside, inside)]
+                    runs[fmt] = stopped(t, method)
+            assert done == [0, 0, 0, 0]
+    path = f"/{cg.name}"
+    lines = runs[None].splitlines()
+    assert lines == [
+        cgroup_cell("CGROUP") + COUNT_HEADER,
+        f"{cgroup_cell(path)}{'127.0.0.1':<25} {'127.0.0.1':<25} {port:<20} 3",
+        f"{cgroup_cell(own)}{'127.0.0.1':<25} {'127.0.0.1':<25} {port:<20} 1",
+    ]
+    assert lines[0].index("LADDR") == lines[1].index("127.0.0.1")
+    records = json_lines(runs["-j"])
+    assert loss_record(records)["map_inserts_failed"] == 0
+    assert records[:-1] == [
+        {"type": "connect_count", "cgroup": cgroup, "ip": 4, "saddr": "127.0.0.1",
+         "daddr": "127.0.0.1", "dport": port, "count": n}
+        for cgroup, n in ((path, 3), (own, 1))]
+
+
+def test_print_cgroup_names_the_commands_cgroup(servers, tmp_path):
+    """-- COMMAND: COMMAND's connect is in tracekit-tcpconnect-PID, beside
+    the cgroup the tool was started in (the kernel's first method)."""
+    if not (kernel_has("fentry") or kernel_has("kprobe")):
+        pytest.skip("this kernel traces no kernel function (no kprobes, fentry refused); "
+                    "make check-vm runs it under other kernels")
+    out = tmp_path / "out.json"
+    p = subprocess.Popen([tool_path("tcpconnect"), "-j", "--print-cgroup", "-o", out, "--",
+                          sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, err = p.communicate(f"4 127.0.0.1 {servers.v4[0]} block\n", timeout=120)
+    assert (p.returncode, err) == (0, "")
+    ready, done = stdout.splitlines()
+    pid, (errno, sport) = int(ready.split()[1]), map(int, done.split())
+    assert errno == 0
+    assert connects(out.read_text()) == [
+        {"type": "connect", "pid": pid, "tid": pid, "uid": 0, "comm": COMM,
+         "cgroup": own_cgroup().rstrip("/") + f"/tracekit-tcpconnect-{p.pid}", "ip": 4,
+         "saddr": "127.0.0.1", "sport": sport, "daddr": "127.0.0.1", "dport": servers.v4[0]}]
