@@ -103,6 +103,51 @@ static void remove_cgroup(void)
 	cgroup_dir[0] = 0;
 }
 
+/* The transient cgroup's name, tracekit-TOOL-PID; in a PID namespace
+ * tracekit-TOOL-PID.NSINODE, as other namespaces have the same PIDs. */
+static void cgroup_name(char *buf, size_t size, const char *parent)
+{
+	unsigned long long ns = tk_opts.filter.pidns_ino;
+
+	if (ns)
+		snprintf(buf, size, "%s/tracekit-%s-%d.%llu", parent, tk_tool_name(),
+			 (int)getpid(), ns);
+	else
+		snprintf(buf, size, "%s/tracekit-%s-%d", parent, tk_tool_name(),
+			 (int)getpid());
+}
+
+/* A tool killed outright (SIGKILL, a second Ctrl-C) leaves its empty
+ * transient cgroup behind: remove those of this PID namespace's tools
+ * that are gone (a PID reused since, this tool's included, is gone too).
+ * rmdir refuses a cgroup that still has processes. */
+static void remove_stale_cgroups(const char *parent)
+{
+	unsigned long long ns, own_ns = tk_opts.filter.pidns_ino;
+	DIR *d = opendir(parent);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *dash = strrchr(de->d_name, '-');
+		char path[PATH_MAX], *end;
+		long pid;
+
+		if (strncmp(de->d_name, "tracekit-", 9) || !dash)
+			continue;
+		pid = strtol(dash + 1, &end, 10);
+		ns = *end == '.' ? strtoull(end + 1, &end, 10) : 0;
+		if (*end || pid <= 0 || ns != own_ns ||
+		    (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) <
+		    (int)sizeof(path) && rmdir(path) == 0)
+			tk_info("removed %s, left by a tool that was killed", path);
+	}
+	closedir(d);
+}
+
 /* The transient cgroup: a child of the tool's own cgroup (so COMMAND
  * stays under the same limits and accounting as the tool that ran it),
  * or of the cgroup v2 root when the own one is not writable. */
@@ -118,22 +163,21 @@ static bool make_cgroup(void)
 	}
 	if (tk_cgroup_of(getpid(), own, sizeof(own)) < 0)
 		own[0] = 0;
-	snprintf(home_cgroup, sizeof(home_cgroup), "%s%s", root, own);
+	snprintf(home_cgroup, sizeof(home_cgroup), "%s%s", root,
+		 strcmp(own, "/") ? own : "");
 	parents[0] = home_cgroup;
 	parents[1] = root;
 	for (i = 0; i < 2; i++) {
-		if (snprintf(cgroup_dir, sizeof(cgroup_dir), "%s/tracekit-%s-%d",
-			     parents[i], tk_tool_name(), (int)getpid()) >=
-		    (int)sizeof(cgroup_dir))
-			continue;
-		if (mkdir(cgroup_dir, 0755) == 0) {
+		remove_stale_cgroups(parents[i]);
+		cgroup_name(cgroup_dir, sizeof(cgroup_dir), parents[i]);
+		err = mkdir(cgroup_dir, 0755) ? errno : 0;
+		if (!err) {
 			atexit(remove_cgroup);
 			tk_opts.cgroup_path = cgroup_dir;
 			tk_opts.filter.use_cgroup = 1;
 			tk_info("COMMAND runs in the transient cgroup %s", cgroup_dir);
 			return true;
 		}
-		err = errno;
 	}
 	cgroup_dir[0] = 0;
 	tk_info("cannot create a cgroup for COMMAND under %s: %s", home_cgroup,

@@ -431,3 +431,24 @@ def test_bad_command_filter_setting():
     r = run("execsnoop", "--", "true", env={"TRACEKIT_COMMAND_FILTER": "pid"})
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == "execsnoop: TRACEKIT_COMMAND_FILTER=pid: expected cgroup or fork\n"
+
+
+def test_cgroup_left_by_a_killed_tool_is_removed():
+    """A tool killed outright leaves its empty transient cgroup; the next
+    tool that runs a COMMAND removes those of tools that are gone, and
+    leaves another PID namespace's (its PIDs mean something else)."""
+    gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True)
+    pid = int(gone.stdout)
+    home = Path(cgroup2_root() + own_cgroup().rstrip("/"))
+    stale, other_ns = home / f"tracekit-execsnoop-{pid}", home / f"tracekit-execsnoop-{pid}.7"
+    stale.mkdir()
+    other_ns.mkdir()
+    try:
+        r = run_command_tool("execsnoop", "-v", "--", "true")
+        assert r.returncode == 0, r.stderr
+        assert f"removed {stale}, left by a tool that was killed" in r.stderr
+        assert not stale.exists() and other_ns.exists()
+    finally:
+        for d in (stale, other_ns):
+            if d.exists():
+                d.rmdir()
