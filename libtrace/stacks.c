@@ -37,7 +37,7 @@ static const struct argp_option stack_options[] = {
 	{ "user-stacks-only", 'U', 0, 0, "Only user stacks", 0 },
 	{ "kernel-stacks-only", 'K', 0, 0, "Only kernel stacks", 0 },
 	{ "folded", 'f', 0, 0,
-	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count", 0 },
+	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count (--print-cgroup: the cgroup first)", 0 },
 	{ "delimited", 'd', 0, 0,
 	  "A \"-\" frame between user and kernel frames", 0 },
 	{ "annotations", 'a', 0, 0,
