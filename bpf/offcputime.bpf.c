@@ -2,11 +2,12 @@
 /* offcputime: time threads spend off CPU, by the stacks they left from.
  *
  * At sched_switch prev, the task leaving the CPU, is still current: its
- * filters (tk_task_wanted), its stacks and its comm are those of the
- * current task, so the stack key is taken there, with the start time, in
- * the start map by thread id. When the thread is switched in again (it is
- * next) the time since is added, in microseconds, to its key's count in
- * tk_stack_counts (tk_stack.bpf.h).
+ * filters (tk_task_wanted), its stacks, its comm and its cgroup
+ * (--print-cgroup) are those of the current task, so the stack key is
+ * taken there, with the start time, in the start map by thread id. When
+ * the thread is switched in again (it is next) the time since is added,
+ * in microseconds, to its key's count in tk_stack_counts
+ * (tk_stack.bpf.h).
  *
  * Written twice, tp_btf and raw_tp, over one body that reads kernel
  * structs with BPF_CORE_READ so that it works for both. */

@@ -9,6 +9,7 @@
 #ifndef TK_STACK_BPF_H
 #define TK_STACK_BPF_H
 
+#include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_stack.h"
 
@@ -65,8 +66,9 @@ static __always_inline int tk_stack_id(void *ctx, u64 flags)
 	return id;
 }
 
-/* The current task's stacks, as tk_stack_mode asks, into key (tgid and
- * comm too). flags: 0, or BPF_F_FAST_STACK_CMP and the like. */
+/* The current task's stacks, as tk_stack_mode asks, into key (tgid,
+ * comm and, with --print-cgroup, its cgroup id too). flags: 0, or
+ * BPF_F_FAST_STACK_CMP and the like. */
 static __always_inline void tk_stack_key_fill(void *ctx,
 					      struct tk_stack_key *key,
 					      u64 flags)
@@ -74,6 +76,7 @@ static __always_inline void tk_stack_key_fill(void *ctx,
 	/* The tool's namespace's: userspace reads /proc/TGID/maps. */
 	key->tgid = tk_pid_tgid() >> 32;
 	bpf_get_current_comm(key->comm, sizeof(key->comm));
+	key->cgroup_id = tk_cgroup_id();
 	key->user_stack_id = tk_stack_mode & TK_STACK_USER ?
 		tk_stack_id(ctx, flags | BPF_F_USER_STACK) : TK_STACK_NOT_TAKEN;
 	key->kern_stack_id = tk_stack_mode & TK_STACK_KERNEL ?

@@ -24,6 +24,9 @@ struct tk_stack_key {
 				  * (offcputime); else 0 */
 	int user_stack_id;       /* tk_stacks index, or <0 (above) */
 	int kern_stack_id;
+	unsigned long long cgroup_id;  /* --print-cgroup: the task's cgroup
+					* v2 id, so that each cgroup's
+					* stacks are counted apart; else 0 */
 	char comm[TK_TASK_COMM_LEN];
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bpf.h"
+#include "cgroups.h"
 #include "events.h"
 #include "json.h"
 #include "opts.h"
@@ -36,7 +37,7 @@ static const struct argp_option stack_options[] = {
 	{ "user-stacks-only", 'U', 0, 0, "Only user stacks", 0 },
 	{ "kernel-stacks-only", 'K', 0, 0, "Only kernel stacks", 0 },
 	{ "folded", 'f', 0, 0,
-	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count", 0 },
+	  "Folded stacks for flamegraph.pl: comm;outer;...;inner count (--print-cgroup: the cgroup first)", 0 },
 	{ "delimited", 'd', 0, 0,
 	  "A \"-\" frame between user and kernel frames", 0 },
 	{ "annotations", 'a', 0, 0,
@@ -269,13 +270,16 @@ static void frames_free(struct frames *f)
 struct entry {
 	char comm[TK_TASK_COMM_LEN + 1];
 	uint32_t tgid, pid;
+	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
 	struct frames user, kern;
 	bool user_missed, kern_missed;
 	unsigned long long count;
 	char *folded;   /* the folded line without its count: merge key
 			 * (with -A in the report or JSON, the addresses
 			 * follow after a newline: stacks that differ only
-			 * in them are shown apart) */
+			 * in them are shown apart; with --print-cgroup it
+			 * starts with the cgroup: each cgroup's stacks
+			 * are shown apart too) */
 };
 
 static unsigned long long truncated_stacks;
@@ -372,7 +376,22 @@ static bool id_missed(int id)
 	return id < 0 && id != -EFAULT && id != TK_STACK_NOT_TAKEN;
 }
 
-/* The folded line of e without its count: comm;user outer..inner;-;kernel. */
+/* The path of cgroup id as a folded frame: a ';' or control byte in a
+ * cgroup's name is replaced as in any frame (sanitize). The caller
+ * frees it. */
+static char *cgroup_frame(unsigned long long id)
+{
+	char *s = strdup(tk_cgroup_path(id));
+
+	if (!s)
+		tk_fail("out of memory");
+	sanitize(s);
+	return s;
+}
+
+/* The folded line of e without its count:
+ * [cgroup;]comm;user outer..inner;-;kernel. The cgroup (--print-cgroup)
+ * comes first so that a flame graph groups by it. */
 static char *fold(const struct entry *e, const struct tk_stacks_print *how)
 {
 	size_t len = 0, cap = 256;
@@ -397,6 +416,12 @@ static char *fold(const struct entry *e, const struct tk_stacks_print *how)
 	if (!s)
 		tk_fail("out of memory");
 	s[0] = 0;
+	if (tk_opts.filter.cgroup_ids) {
+		char *cgroup = cgroup_frame(e->cgroup_id);
+
+		PUT(cgroup);
+		free(cgroup);
+	}
 	if (!how->no_comm)
 		PUT(e->comm);
 	if (e->user_missed)
@@ -432,7 +457,8 @@ static size_t n_entries, cap_entries;
 
 /* Merge e into the entries with the same output (folded line, and for
  * the report the same process), or append it. A hash of the lines keeps
- * this linear. */
+ * this linear. The folded line holds the cgroup with --print-cgroup, so
+ * stacks of different cgroups are never merged. */
 static struct {
 	size_t *slots;  /* entry index + 1; 0 empty */
 	size_t cap;
@@ -592,6 +618,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 		sanitize(e.comm);
 		e.tgid = key->tgid;
 		e.pid = how->by_thread ? key->pid : key->tgid;
+		e.cgroup_id = key->cgroup_id;
 		e.count = c.vals[i];
 		e.user_missed = id_missed(key->user_stack_id);
 		e.kern_missed = id_missed(key->kern_stack_id);
@@ -649,6 +676,17 @@ static void print_report_frame(const struct frames *f, int i,
 		printf("    0x%016" PRIx64 " %s\n", f->addr[i], f->v[i]);
 }
 
+/* --print-cgroup: the cgroup's path on a line of its own, after the
+ * "-  comm (pid)" line or in its place. */
+static void print_report_cgroup(const struct entry *e)
+{
+	const char *path = tk_cgroup_path(e->cgroup_id);
+
+	printf("    %-16s ", "cgroup");
+	tk_print_safe(stdout, path, strlen(path));
+	putchar('\n');
+}
+
 static void print_report_entry(const struct entry *e,
 			       const struct tk_stacks_print *how)
 {
@@ -667,6 +705,8 @@ static void print_report_entry(const struct entry *e,
 		print_report_frame(&e->user, i, how);
 	if (!how->no_comm)
 		printf("    %-16s %s (%u)\n", "-", e->comm, e->pid);
+	if (tk_opts.filter.cgroup_ids)
+		print_report_cgroup(e);
 	printf("        %llu\n\n", e->count);
 }
 
@@ -708,6 +748,8 @@ static void print_json_entry(const struct entry *e,
 		if (how->by_thread)
 			tk_json_uint(&j, "tid", e->pid);
 	}
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, e->cgroup_id);
 	if (!tk_stack_opts.kernel_only) {
 		json_frames(&j, "user", &e->user);
 		tk_json_bool(&j, "user_missed", e->user_missed);

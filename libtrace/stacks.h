@@ -73,7 +73,10 @@ struct tk_stacks_print {
 
 /* Print every counted stack: folded (-f; identical lines merged), bcc's
  * report (stacks with the largest count last), or NDJSON records
- * {"type":"stack",...}. */
+ * {"type":"stack",...}. With --print-cgroup (tk_opts.filter.cgroup_ids)
+ * each cgroup's stacks are apart, and its path is the first frame of a
+ * folded line, a "cgroup" line after the comm line of the report, and
+ * "cgroup" in JSON. */
 void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how);
 
 /* At exit: what made stacks incomplete or samples lost, each with the

@@ -18,11 +18,13 @@ import os
 import platform
 import re
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, json_lines,
-                      loss_record, next_instruction_offsets, require, run)
+from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, cgroup2_root,
+                      json_lines, loss_record, next_instruction_offsets, require, run, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -93,12 +95,7 @@ class Target:
 def trace(prog, args, cmds, env=None):
     """Run offcputime while a fresh workload runs cmds; "PID" in args is
     the workload's pid. Returns (stdout, stderr, pid, [us each command
-    took]). Nothing may be lost: stderr, where text mode reports losses,
-    must be empty but for stack map hash collisions. Those are the stack
-    map's nature (a birthday bound: a busy machine preempts the workload
-    at many user addresses, each a stack of its own) and reported as
-    such; one that hits a stack a test looks for fails it, with the
-    report in the message."""
+    took]), checked by check_losses."""
     with Target(prog) as t:
         args = [str(t.pid) if a == "PID" else a for a in args]
         with Tool("offcputime", *args, env=env) as tool:
@@ -107,6 +104,18 @@ def trace(prog, args, cmds, env=None):
             agent = agent_switches() - agent_before
             out, err, rc = tool.stop()
     assert rc == 0, err
+    check_losses(args, out, err, agent)
+    return out, err, t.pid, took
+
+
+def check_losses(args, out, err, agent):
+    """Nothing may be lost in a run with args: stderr, where text mode
+    reports losses, must be empty but for stack map hash collisions and
+    blocks not timed, at most agent (the agent's switches meanwhile).
+    Collisions are the stack map's nature (a birthday bound: a busy
+    machine preempts the workload at many user addresses, each a stack
+    of its own) and reported as such; one that hits a stack a test looks
+    for fails it, with the report in the message."""
     # A block is untimed only when a switch reached no tracer: at most
     # one per switch of the agent (conftest.agent_switches).
     if "-j" in args:
@@ -121,7 +130,6 @@ def trace(prog, args, cmds, env=None):
                         r"truncated; raise --perf-max-stack-depth \(and "
                         r"kernel.perf_event_max_stack\)\n)?"
                         rf"({UNTIMED})?", err), err
-    return out, err, t.pid, took
 
 
 def no_machinery(frames):
@@ -619,3 +627,132 @@ def test_uid_is_long_only_since_u_is_user_threads():
     assert re.search(r"^\s+-d, --delimited", r.stdout, re.M), r.stdout
     assert re.search(r"^\s+--uid=USER", r.stdout, re.M), r.stdout
     assert re.search(r"^\s+--duration=SEC", r.stdout, re.M), r.stdout
+
+
+# ---- --print-cgroup: each cgroup's time apart ----
+
+def own_cgroup():
+    """The test's cgroup v2 path, where a workload it starts runs."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@pytest.fixture
+def cgroup():
+    """A cgroup for the test, removed after it: (its directory, its path
+    as --print-cgroup shows it). Its name holds a ';' and a space, which
+    must not break a folded line."""
+    name = f"tk-offcputime;cg {os.getpid()}"
+    d = Path(cgroup2_root()) / name
+    d.mkdir()
+    try:
+        yield d, "/" + name
+    finally:
+        d.rmdir()
+
+
+REPORT_CGROUP_BLOCK = re.compile(r"((?:    \S[^\n]*\n)+)    -                (\S+) \((\d+)\)\n"
+                                 r"    cgroup           ([^\n]+)\n        (\d+)\n\n")
+
+
+def cgroup_stacks(fmt, out):
+    """[(cgroup, tid (None when folded), [comm, user frames outermost
+    first, kernel frames], us)] of offcputime --print-cgroup output in
+    format fmt: folded (the cgroup first, ';' made '_'), the report (a
+    "cgroup  PATH" line after each comm line) or JSON."""
+    if fmt == "-j":
+        return [(r["cgroup"], r["tid"], [r["comm"], *r["user"], *r["kernel"]], r["value"])
+                for r in json_lines(out)[:-1]]
+    if fmt == "-f":
+        return [(f[0], None, f[1:], n) for f, n in folded(out)]
+    stacks, pos = [], 0
+    while pos < len(out):
+        m = REPORT_CGROUP_BLOCK.match(out, pos)
+        assert m, out[pos:]
+        frames = [line[4:] for line in reversed(m[1].splitlines())]
+        stacks.append((m[4], int(m[3]), [m[2], *frames], int(m[5])))
+        pos = m.end()
+    return stacks
+
+
+@pytest.mark.parametrize("fmt", ["-f", "report", "-j"])
+def test_print_cgroup_times_each_cgroup_apart(prog, cgroup, fmt):
+    """--print-cgroup: two workloads sleep in the same chain, one in a
+    cgroup the test made (2 sleeps of 100 ms), the other in the test's
+    own (3 of 50 ms); the stacks are taken at switch-out, where the
+    sleeper is current. Each sleep's time is under its own cgroup's
+    exact path: folded, the first frame (its ';' made '_'), before the
+    comm; in the report, a "cgroup  PATH" line after the comm line; in
+    JSON, "cgroup"."""
+    d, inside_cg = cgroup
+    args = ["--print-cgroup", *{"report": []}.get(fmt, [fmt])]
+    with Target(prog) as inside, Target(prog) as outside:
+        (d / "cgroup.procs").write_text(str(inside.pid))
+        with Tool("offcputime", *args, "-p", f"{inside.pid},{outside.pid}") as tool:
+            agent_before = agent_switches()
+            took = {inside.pid: inside.send("sleep 2 100"),
+                    outside.pid: outside.send("sleep 3 50")}
+            agent = agent_switches() - agent_before
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    check_losses(args, out, err, agent)
+    not_timed = loss_record(json_lines(out))["blocks_untimed"] if fmt == "-j" else untimed(err)
+    want = {inside.pid: inside_cg.replace(";", "_") if fmt == "-f" else inside_cg,
+            outside.pid: own_cgroup()}
+    stacks = cgroup_stacks(fmt, out)
+    if fmt == "-j":
+        assert all(set(r) == STACK_KEYS | {"cgroup"} for r in json_lines(out)[:-1]), out
+    if fmt == "-f":  # no tid to tell the workloads apart: the times do
+        assert {cg for cg, *_ in stacks} <= set(want.values()), out
+    else:
+        assert all(cg == want[tid] for cg, tid, _, _ in stacks), out
+    for pid, (sleeps, ms) in ((inside.pid, (2, 100)), (outside.pid, (3, 50))):
+        (found,) = sleep_lines([(f, n) for cg, _, f, n in stacks if cg == want[pid]], CHAIN)
+        assert_total(found[1], sleeps, ms, took[pid], out, not_timed=not_timed)
+
+
+def wait_noted(tool_pid, binary, timeout=10):
+    """Until offcputime has noted the workload (its symbolizer then holds
+    the workload's executable open), so that it symbolizes after it
+    exits."""
+    deadline = time.monotonic() + timeout
+    fds = Path(f"/proc/{tool_pid}/fd")
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
+                return
+        except FileNotFoundError:
+            pass  # an fd closed while we looked
+        time.sleep(0.01)
+    pytest.fail(f"offcputime did not open {binary} within {timeout} s")
+
+
+def test_print_cgroup_names_the_commands_cgroup(prog, tmp_path):
+    """-- COMMAND runs COMMAND in <own cgroup>/tracekit-offcputime-PID,
+    PID the tool's: its 2 sleeps of 100 ms are under that path. The test
+    talks to the workload through the tool's stdin and stdout (COMMAND's);
+    the stacks go to -o FILE."""
+    out = tmp_path / "out.folded"
+    agent_before = agent_switches()
+    p = subprocess.Popen([tool_path("offcputime"), "-f", "--print-cgroup", "-o", str(out),
+                          "--", str(prog)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        p.stdin.write("sleep 2 100\n")
+        p.stdin.flush()
+        done = re.fullmatch(r"done (\d+)\n", p.stdout.readline())
+        wait_noted(p.pid, prog)
+        _, err = p.communicate(timeout=60)   # closes stdin: the workload exits
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert done and p.returncode == 0, err
+    text = out.read_text()
+    check_losses([], text, err, agent_switches() - agent_before)
+    cg = own_cgroup().rstrip("/") + f"/tracekit-offcputime-{p.pid}"
+    lines = folded(text)
+    assert all(f[0] == cg for f, _ in lines), text
+    (found,) = sleep_lines([(f[1:], n) for f, n in lines], CHAIN)
+    assert_total(found[1], 2, 100, int(done[1]), text, err)

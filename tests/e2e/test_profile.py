@@ -20,11 +20,13 @@ loaded host, so the lower bound is 50% below."""
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root,
-                      elf_functions, json_lines, loss_record, next_instruction_offsets, run)
+                      elf_functions, json_lines, loss_record, next_instruction_offsets, run,
+                      tool_path)
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
@@ -574,6 +576,116 @@ def test_address_and_offset_show_where_each_frame_is(progs):
         if [f for f, _ in ours][-4:] == ["main", "a", "b", "c"]:
             chain += r["value"]
     assert chain > 0, out
+
+
+# ---- --print-cgroup: each cgroup's samples apart ----
+
+def own_cgroup():
+    """The test's cgroup v2 path, where a workload it starts runs."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@pytest.fixture
+def cgroup():
+    """A cgroup for the test, removed after it: (its directory, its path
+    as --print-cgroup shows it). Its name holds a ';' and a space, which
+    must not break a folded line."""
+    name = f"tk-profile;cg {os.getpid()}"
+    d = Path(cgroup2_root()) / name
+    d.mkdir()
+    try:
+        yield d, "/" + name
+    finally:
+        d.rmdir()
+
+
+CGROUP_LINE = "    cgroup           "
+
+
+def cgroup_samples(fmt, out):
+    """[(cgroup, comm, user frames outermost first, samples, missed)] of
+    profile --print-cgroup -U output in format fmt: folded (the cgroup,
+    ';' made '_', then the comm), the report (a "cgroup  PATH" line
+    after each comm line) or JSON."""
+    if fmt == "-j":
+        return [(r["cgroup"], r["comm"], r["user"], r["value"], r["user_missed"])
+                for r in json_lines(out)[:-1]]
+    if fmt == "-f":
+        return [(cg, comm, frames, n, "[Missed User Stack]" in frames)
+                for s, n in folded(out).items() for cg, comm, *frames in [s.split(";")]]
+    samples = []
+    for text in out.split("\n\n")[:-1]:
+        *lines, cg_line, count = text.split("\n")
+        assert cg_line.startswith(CGROUP_LINE), text
+        ((frames, comm, _, n),) = report_blocks("\n".join(lines + [count]) + "\n\n")
+        samples.append((cg_line[len(CGROUP_LINE):], comm, frames[::-1], n,
+                         "[Missed User Stack]" in frames))
+    return samples
+
+
+@pytest.mark.parametrize("fmt", ["-f", "report", "-j"])
+def test_print_cgroup_samples_each_cgroup_apart(progs, cgroup, fmt):
+    """--print-cgroup: two spinners at once, stk-pie in a cgroup the test
+    made, stk-nopie in the test's own: every sample of each is under its
+    own cgroup's path, and each chain has as many as its CPU time gives."""
+    d, inside_cg = cgroup
+    want = {"stk-pie": inside_cg, "stk-nopie": own_cgroup()}
+    if fmt == "-f":
+        want["stk-pie"] = inside_cg.replace(";", "_")
+    with Spinner(progs["pie"]) as inside, Spinner(progs["nopie"]) as outside:
+        (d / "cgroup.procs").write_text(str(inside.pid))
+        with Tool("profile", "--print-cgroup", "-U", "-F", HZ, "-p",
+                  f"{inside.pid},{outside.pid}", *{"report": []}.get(fmt, [fmt])) as tool:
+            inside.start()
+            outside.start()
+            cpu = {"stk-pie": inside.done()[0], "stk-nopie": outside.done()[0]}
+            out, err, rc = tool.stop()
+        inside.close()
+        outside.close()
+    assert rc == 0, err
+    if fmt == "-j":
+        assert err == "" and all(
+            set(r) == {"type", "comm", "pid", "cgroup", "user", "user_missed", "value", "unit"}
+            for r in json_lines(out)[:-1]), out
+    else:
+        collisions(err)  # the only thing stderr may say
+    samples = cgroup_samples(fmt, out)
+    assert all(cg == want[comm] for cg, comm, _, _, _ in samples), samples
+    # A missed stack (reported, see collisions()) is most likely a chain's.
+    missed = sum(n for *_, n, m in samples if m)
+    for comm in want:
+        chain = sum(n for _, c, frames, n, _ in samples
+                    if c == comm and frames[-4:] == ["main", "a", "b", "c"])
+        assert_about(chain + missed, expected(cpu[comm]))
+
+
+def test_print_cgroup_names_the_commands_cgroup(progs, tmp_path):
+    """-- COMMAND runs COMMAND in <own cgroup>/tracekit-profile-PID, PID
+    the tool's: the spin's samples are under that path. The test talks to
+    the spinner through the tool's stdin and stdout (COMMAND's); the
+    stacks go to -o FILE."""
+    out = tmp_path / "out.folded"
+    argv = [tool_path("profile"), "-f", "-U", "-F", HZ, "--print-cgroup", "-o", out, "--",
+            progs["pie"], "spin", SPIN]
+    p = subprocess.Popen(list(map(str, argv)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        assert p.stdout.readline().split()[0] == "ready"
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        done, cpu, _ = p.stdout.readline().split()
+        _, err = p.communicate(timeout=60)   # closes stdin: the spinner exits
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert (done, p.returncode) == ("done", 0), err
+    cg = own_cgroup().rstrip("/") + f"/tracekit-profile-{p.pid}"
+    stacks, missed = split_missed(folded(out.read_text()), err)
+    assert all(s.startswith(cg + ";") for s in stacks), stacks
+    (n,) = matching(stacks, chain_re(f"{cg};stk-pie")).values()
+    assert_about(n + missed, expected(float(cpu)))
 
 
 # ---- command line ----

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import (ROOT, Tool, assert_annotated,
-                      assert_no_kernel_function_tracing, elf_functions, has_ksym,
+                      assert_no_kernel_function_tracing, cgroup2_root, elf_functions, has_ksym,
                       json_lines, kernel_fn, loss_record, next_instruction_offsets,
-                      require, run)
+                      require, run, tool_path)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -148,12 +148,12 @@ def trace(args, path, cmds, env=None):
     return out, err, t.pid
 
 
-def wait_noted(tool, binary, timeout=10):
+def wait_noted(tool_pid, binary, timeout=10):
     """Until stackcount has noted the workload: its symbolizer then holds
     the workload's executable open (stackcount notes a process when it
     counts its first stack, while the process runs)."""
     deadline = time.monotonic() + timeout
-    fds = Path(f"/proc/{tool.proc.pid}/fd")
+    fds = Path(f"/proc/{tool_pid}/fd")
     while time.monotonic() < deadline:
         try:
             if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
@@ -217,7 +217,7 @@ def test_process_that_exited_still_symbolizes(progs, kind):
     with Target(path) as t:
         with Tool("stackcount", "-f", "-p", t.pid, f"{path}:target_func") as tool:
             t.send("calls 137")
-            wait_noted(tool, path)
+            wait_noted(tool.proc.pid, path)
             t.finish()
             out, err, rc = tool.stop()
     assert rc == 0, err
@@ -930,3 +930,113 @@ def test_kernel_glob_counts_every_call(progs, attach):
 def test_kernel_pattern_without_kprobes_fails_in_one_line():
     assert_no_kernel_function_tracing("stackcount", "vfs_(read|write) (2 functions)",
                                       "-r", "vfs_(read|write)", attach="kprobe")
+
+
+# ---- --print-cgroup: each cgroup's stacks apart ----
+
+def own_cgroup():
+    """The test's cgroup v2 path, where a workload it starts runs."""
+    with open("/proc/self/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+@pytest.fixture
+def cgroup():
+    """A cgroup for the test, removed after it: (its directory, its path
+    as --print-cgroup shows it). Its name holds a ';' and a space, which
+    must not break a folded line."""
+    name = f"tk-stackcount;cg {os.getpid()}"
+    d = Path(cgroup2_root()) / name
+    d.mkdir()
+    try:
+        yield d, "/" + name
+    finally:
+        d.rmdir()
+
+
+def report_entries(out):
+    """bcc's report as [(frames innermost first, [the lines after the
+    frames: "-  comm (pid)", "cgroup  PATH"], count)]."""
+    assert out.endswith("\n\n"), out
+    entries = []
+    for text in out.split("\n\n")[:-1]:
+        lines = text.split("\n")
+        assert re.fullmatch(r"        \d+", lines[-1]), text
+        tail = [l for l in lines[:-1] if l.startswith(("    -  ", "    cgroup  "))]
+        frames = lines[:len(lines) - 1 - len(tail)]
+        assert all(f.startswith("    ") for f in frames), text
+        entries.append(([f[4:] for f in frames], tail, int(lines[-1])))
+    return entries
+
+
+@pytest.mark.parametrize("fmt", ["-f", "-f -P", "report", "-P", "-j"])
+def test_print_cgroup_counts_each_cgroup_apart(progs, cgroup, fmt):
+    """--print-cgroup: 9 calls from a workload in a cgroup the test made
+    and 4 from one outside it, in the test's own cgroup: the same stack,
+    which stackcount merges across processes (without -P), but never
+    across cgroups. Folded, the cgroup's path is the first frame (its ';'
+    made '_', as in any frame), before the comm with -P; the report ends
+    each stack with a "cgroup  PATH" line, after the comm line with -P;
+    JSON has "cgroup"."""
+    d, inside_cg = cgroup
+    outside_cg = own_cgroup()
+    path = progs["pie"]
+    args = {"report": []}.get(fmt, fmt.split())
+    per_process = "-P" in args
+    with Target(path) as inside, Target(path) as outside:
+        (d / "cgroup.procs").write_text(str(inside.pid))
+        with Tool("stackcount", "--print-cgroup", *args, f"{path}:target_func") as tool:
+            inside.send("calls 9")
+            outside.send("calls 4")
+            out, err, rc = tool.stop()
+    assert (rc, err) == (0, "")
+    want = [(outside_cg, outside.pid, 4), (inside_cg, inside.pid, 9)]
+    if "-f" in args:
+        got = []
+        for stack, count in sorted(folded(out).items(), key=lambda sc: sc[1]):
+            cg, *frames = stack.split(";")
+            if per_process:
+                assert frames.pop(0) == "sc-pie", stack
+            assert ends_at_entry(frames, CALLS), out
+            got.append((cg, count))
+        assert got == [(cg.replace(";", "_"), n) for cg, _, n in want], out
+    elif "-j" in args:
+        recs = stacks(out)
+        assert [(r["cgroup"], r["value"]) for r in recs] == [(cg, n) for cg, _, n in want]
+        assert all(set(r) == {"type", "cgroup", "user", "user_missed", "kernel",
+                              "kernel_missed", "value", "unit"} for r in recs), recs
+        assert all(ends_at_entry(r["user"], CALLS) for r in recs), recs
+    else:
+        entries = report_entries(out)
+        assert [(tail, n) for _, tail, n in entries] == [
+            ([f"    -                sc-pie ({pid})"] * per_process + [f"    cgroup           {cg}"],
+             n) for cg, pid, n in want], out
+        assert all(ends_at_entry(frames[::-1], CALLS) for frames, _, _ in entries), out
+
+
+def test_print_cgroup_names_the_commands_cgroup(progs, tmp_path):
+    """-- COMMAND runs COMMAND in <own cgroup>/tracekit-stackcount-PID,
+    PID the tool's: its 6 calls are counted under that path. The test
+    talks to the workload through the tool's stdin and stdout (COMMAND's);
+    the stacks go to -o FILE."""
+    path = progs["pie"]
+    out = tmp_path / "out.folded"
+    p = subprocess.Popen([tool_path("stackcount"), "-f", "--print-cgroup", "-o", out,
+                          f"{path}:target_func", "--", path],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        p.stdin.write("calls 6\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == "done\n"
+        wait_noted(p.pid, path)   # symbolized after COMMAND exits
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    stack, count = only(folded(out.read_text()))
+    cg, *frames = stack.split(";")
+    assert cg == own_cgroup().rstrip("/") + f"/tracekit-stackcount-{p.pid}", stack
+    assert count == 6 and ends_at_entry(frames, CALLS), stack
