@@ -165,15 +165,24 @@ static int by_id(const void *a, const void *b)
 static void walk_names(void)
 {
 	char root[PATH_MAX];
-	size_t i;
+	int i;
 
-	for (i = 0; i < n_names; i++)
-		free(names[i].path);
-	n_names = 0;
 	if (tk_cgroup2_root(root, sizeof(root)) < 0)
-		return;
+		root[0] = 0;   /* no hierarchy: the walk below finds nothing */
 	root_len = strlen(root);
-	nftw(root, add_name, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	/* glibc's nftw gives up on a directory removed between its listing
+	 * and its stat (systemd makes and removes cgroups all the time):
+	 * walk again, from scratch. */
+	for (i = 0; i < 3; i++) {
+		size_t j;
+
+		for (j = 0; j < n_names; j++)
+			free(names[j].path);
+		n_names = 0;
+		if (!root[0] || nftw(root, add_name, 16, FTW_PHYS | FTW_ACTIONRETVAL) == 0 ||
+		    errno != ENOENT)
+			break;
+	}
 	qsort(names, n_names, sizeof(*names), by_id);
 }
 
