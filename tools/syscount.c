@@ -423,8 +423,14 @@ static void print_rows(struct row *rows, size_t n, long seq)
 {
 	size_t i, shown = env.top && (size_t)env.top < n ? (size_t)env.top : n;
 
-	for (i = 0; env.process && i < shown; i++)
-		comm_of(&rows[i]);
+	/* Names first (/proc, a walk of the cgroup hierarchy for a new
+	 * cgroup): the rows are then written together, at one time. */
+	for (i = 0; i < shown; i++) {
+		if (env.process)
+			comm_of(&rows[i]);
+		if (tk_opts.filter.cgroup_ids)
+			tk_cgroup_path(rows[i].cgroup);
+	}
 	if (tk_opts.json) {
 		for (i = 0; i < shown; i++)
 			print_json(&rows[i], seq);
