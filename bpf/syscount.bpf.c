@@ -8,14 +8,17 @@
  * atomics, no rodata (the verifier drops the branches on rodata, not the
  * loads that feed them, and those cost ~3 ns per syscall). Other runs use
  * sys_exit_*, whose unused options the verifier removes. -P counts in a
- * per-CPU hash keyed by tgid. -L attaches sys_enter too and keeps the
- * start time in task storage (tp_btf), or in an LRU hash keyed by tid. */
+ * per-CPU hash keyed by tgid, --print-cgroup in the same hash with the
+ * cgroup id in the key (by process or by syscall). -L attaches sys_enter
+ * too and keeps the start time in task storage (tp_btf), or in an LRU
+ * hash keyed by tid. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "syscount.h"
+#include "tk_cgroup.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
 
@@ -35,12 +38,13 @@ struct {
 	__type(value, struct syscount_val);
 } by_nr SEC(".maps");
 
+/* -P and --print-cgroup: keys that an array cannot index. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, SYSCOUNT_MAX_PIDS);
-	__type(key, u32);   /* tgid */
+	__uint(max_entries, SYSCOUNT_MAX_KEYS);
+	__type(key, struct syscount_key);
 	__type(value, struct syscount_proc_val);
-} by_pid SEC(".maps");
+} by_key SEC(".maps");
 
 /* -L start times; userspace creates only the one the chosen method uses. */
 struct {
@@ -127,7 +131,6 @@ static __always_inline void account(u64 nr, long ret, u64 ns)
 {
 	u64 err = is_err(ret);
 	struct syscount_val *v;
-	u32 key;
 
 	if (failures_only && !err)
 		return;
@@ -135,20 +138,25 @@ static __always_inline void account(u64 nr, long ret, u64 ns)
 		return;
 	if (!syscall_wanted(nr))
 		return;
-	if (by_process) {
+	if (by_process || tk_filter.cgroup_ids) {
+		struct syscount_key key = {
+			.cgroup_id = tk_cgroup_id(),
+			.id = by_process ? tk_pid_tgid() >> 32 : slot(nr),
+		};
 		struct syscount_proc_val *pv, init = {};
 
-		key = tk_pid_tgid() >> 32;
-		pv = bpf_map_lookup_elem(&by_pid, &key);
+		pv = bpf_map_lookup_elem(&by_key, &key);
 		if (!pv) {
-			bpf_get_current_comm(init.comm, sizeof(init.comm));
-			pv = tk_lookup_or_init(&by_pid, &key, &init);
+			if (by_process)
+				bpf_get_current_comm(init.comm, sizeof(init.comm));
+			pv = tk_lookup_or_init(&by_key, &key, &init);
 			if (!pv)
 				return;
 		}
 		v = &pv->v;
 	} else {
-		key = slot(nr);
+		u32 key = slot(nr);
+
 		v = bpf_map_lookup_elem(&by_nr, &key);
 		if (!v)
 			return;

@@ -3,14 +3,17 @@
  *
  * Each function is one probe with two methods (fentry, then kprobe):
  * the task filter, then one add to this CPU's slot of a per-CPU array;
- * no hash, no atomics. Userspace sums the CPUs at each interval. The
+ * no hash, no atomics (--print-cgroup: of the task's cgroup's counters,
+ * in a per-CPU hash). Userspace sums the CPUs at each interval. The
  * functions' arguments are not read, so their signatures (vfs_create's
  * changed in 5.12 and 6.3) do not matter. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "tk_cgroup.bpf.h"
 #include "tk_filter.bpf.h"
+#include "tk_loss.bpf.h"
 #include "vfsstat.h"
 
 struct {
@@ -20,12 +23,29 @@ struct {
 	__type(value, u64);
 } counts SEC(".maps");
 
+/* --print-cgroup; userspace creates only the map a run uses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, VFSSTAT_MAX_CGROUPS);
+	__type(key, u64);   /* cgroup id */
+	__type(value, struct vfsstat_counts);
+} by_cgroup SEC(".maps");
+
 static __always_inline int count(u32 slot)
 {
 	u64 *n;
 
 	if (!tk_task_wanted())
 		return 0;
+	if (tk_filter.cgroup_ids) {
+		struct vfsstat_counts *c, zero = {};
+		u64 id = tk_cgroup_id();
+
+		c = tk_lookup_or_init(&by_cgroup, &id, &zero);
+		if (c && slot < VFSSTAT_SLOTS)
+			c->n[slot]++;   /* per-CPU: no atomic needed */
+		return 0;
+	}
 	n = bpf_map_lookup_elem(&counts, &slot);
 	if (n)
 		(*n)++;   /* per-CPU: no atomic needed */

@@ -51,6 +51,9 @@ static const char doc[] =
 "(or at exit). Rows are sorted by count, or by time with -L and -S.\n"
 "Syscall -1 is rt_sigreturn (which resets the number it exits with) or a\n"
 "syscall skipped by seccomp or ptrace; [other] counts ids above 1021.\n"
+"--print-cgroup counts by cgroup v2 too: rows per cgroup and syscall (or\n"
+"process, -P) with a CGROUP column last, \"cgroup\" in JSON; with -S one\n"
+"table per cgroup, the one with the most time first, -T rows each.\n"
 "The common --time option (long only: -T is --top) prints [HH:MM:SS]\n"
 "before a block that would otherwise have none. As in bcc, -c is --ppid\n"
 "and -t is --tid; the cgroup filter is --cgroup PATH.\n"
@@ -65,6 +68,8 @@ static const char doc[] =
 "  syscount --syscall openat,read  # only these two syscalls\n"
 "  syscount -c 181          # only children of process 181\n"
 "  syscount -S -p 181 -d 10 # strace -c style table, for 10 seconds\n"
+"  syscount --print-cgroup -T 20  # top 20 of cgroup and syscall\n"
+"  syscount -S --print-cgroup -d 5  # strace -c table per cgroup\n"
 "  syscount -j -i 1         # NDJSON, one record per row\n";
 
 /* One item of --syscall: a name of this architecture, or a number. */
@@ -138,9 +143,11 @@ static const struct tk_tool tool = {
 	.periodic = true,
 };
 
-/* One row: a syscall number or a tgid, counts summed over CPUs. */
+/* One row: a syscall slot or a tgid, and a cgroup id with
+ * --print-cgroup (else 0); counts summed over CPUs. */
 struct row {
 	unsigned key;
+	unsigned long long cgroup;
 	struct syscount_val v;
 	char comm[TK_TASK_COMM_LEN];
 };
@@ -148,11 +155,19 @@ struct row {
 static struct row *prev, *cur;  /* totals at the last print, and now */
 static size_t n_prev, n_cur;
 
-static int by_key(const void *a, const void *b)
+/* Counting in by_key (a hash) rather than in by_nr (an array). */
+static bool keyed(void)
 {
-	unsigned x = ((const struct row *)a)->key, y = ((const struct row *)b)->key;
+	return env.process || tk_opts.filter.cgroup_ids;
+}
 
-	return x < y ? -1 : x > y;
+static int cmp_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
 }
 
 /* Append key's counts, summed over CPUs, to cur (when not zero). */
@@ -164,7 +179,14 @@ static void add_row(const void *key, const char *vals, int ncpu, size_t vsize,
 
 	(void)ctx;
 	memset(r, 0, sizeof(*r));
-	r->key = *(const unsigned *)key;
+	if (keyed()) {
+		const struct syscount_key *k = key;
+
+		r->key = k->id;
+		r->cgroup = k->cgroup_id;
+	} else {
+		r->key = *(const unsigned *)key;
+	}
 	for (c = 0; c < ncpu; c++) {
 		const struct syscount_proc_val *pv = (const void *)(vals + c * vsize);
 
@@ -190,13 +212,13 @@ static void read_map(struct bpf_map *map)
 	err = tk_percpu_map_read(map, add_row, NULL);
 	if (err)
 		tk_fail("cannot read map %s: %s", bpf_map__name(map), strerror(-err));
-	qsort(cur, n_cur, sizeof(*cur), by_key);
+	qsort(cur, n_cur, sizeof(*cur), cmp_key);
 }
 
 /* Turn cur into the counts since the last print; keep cur's totals as
- * the new prev. A process with nothing new is deleted from the map so
- * that the map holds live processes only (one that made a syscall
- * between this read and its delete loses that one count). */
+ * the new prev. A key of by_key with nothing new is deleted from the map
+ * so that the map holds live processes and cgroups only (a syscall made
+ * between this read and the delete loses that one count). */
 static void delta(struct bpf_map *map, struct row *out, size_t *n_out)
 {
 	size_t i, j = 0, n = 0, kept = 0;
@@ -204,19 +226,22 @@ static void delta(struct bpf_map *map, struct row *out, size_t *n_out)
 	for (i = 0; i < n_cur; i++) {
 		struct row r = cur[i];
 
-		while (j < n_prev && prev[j].key < r.key)
+		while (j < n_prev && cmp_key(&prev[j], &r) < 0)
 			j++;
-		if (j < n_prev && prev[j].key == r.key) {
+		if (j < n_prev && !cmp_key(&prev[j], &r)) {
 			r.v.count -= prev[j].v.count;
 			r.v.errors -= prev[j].v.errors;
 			r.v.total_ns -= prev[j].v.total_ns;
 		}
 		if (r.v.count)
 			out[n++] = r;
-		if (!r.v.count && env.process)
-			bpf_map__delete_elem(map, &r.key, sizeof(r.key), 0);
-		else
+		if (!r.v.count && keyed()) {
+			struct syscount_key k = { .cgroup_id = r.cgroup, .id = r.key };
+
+			bpf_map__delete_elem(map, &k, sizeof(k), 0);
+		} else {
 			cur[kept++] = cur[i];
+		}
 	}
 	*n_out = n;
 	free(prev);
@@ -233,7 +258,7 @@ static int by_rank(const void *a, const void *b)
 		return x->v.total_ns > y->v.total_ns ? -1 : 1;
 	if (x->v.count != y->v.count)
 		return x->v.count > y->v.count ? -1 : 1;
-	return by_key(a, b);
+	return cmp_key(a, b);
 }
 
 /* The syscall number of a slot; the slot of any other id is "[other]". */
@@ -276,6 +301,8 @@ static void print_json(const struct row *r, long seq)
 		tk_json_time(&j);
 		tk_json_int(&j, "interval", seq);
 	}
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(&j, r->cgroup);
 	if (env.process) {
 		tk_json_uint(&j, "pid", r->key);
 		tk_json_strn(&j, "comm", r->comm, strnlen(r->comm, sizeof(r->comm)));
@@ -293,13 +320,24 @@ static void print_json(const struct row *r, long seq)
 	tk_json_end(&j);
 }
 
-/* libbpf-tools' columns: "%-22s %8s %16s", "PID    COMM" in the first. */
+/* The path of a cgroup, as the last thing on its line. */
+static void print_cgroup_path(unsigned long long id)
+{
+	const char *path = tk_cgroup_path(id);
+
+	tk_print_safe(stdout, path, strlen(path));
+}
+
+/* libbpf-tools' columns: "%-22s %8s %16s", "PID    COMM" in the first.
+ * CGROUP comes last: a path of any length leaves the others aligned. */
 static void print_table(const struct row *rows, size_t n)
 {
+	const bool cg = tk_opts.filter.cgroup_ids;
 	const struct tk_col pid = { "PID", 6, 1 }, comm = { "COMM", 15, 1 },
 		sc = { "SYSCALL", 22, 1 }, count = { "COUNT", 8, 0 },
-		time = { env.millis ? "TIME (ms)" : "TIME (us)", 16, 0 };
-	struct tk_col cols[4];
+		time = { env.millis ? "TIME (ms)" : "TIME (us)", 16, 0 },
+		cgroup = { TK_CGROUP_HEADER, sizeof(TK_CGROUP_HEADER) - 1, 1 };
+	struct tk_col cols[5];
 	int nc = 0;
 	char buf[32];
 	size_t i;
@@ -313,6 +351,8 @@ static void print_table(const struct row *rows, size_t n)
 	cols[nc++] = count;
 	if (env.latency)
 		cols[nc++] = time;
+	if (cg)
+		cols[nc++] = cgroup;
 	tk_print_header(stdout, cols, nc);
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
@@ -327,10 +367,12 @@ static void print_table(const struct row *rows, size_t n)
 			tk_print_cell(stdout, &sc, 0, "%s",
 				      syscall_of(r->key, buf, sizeof(buf)));
 		}
-		tk_print_cell(stdout, &count, !env.latency, "%llu", r->v.count);
+		tk_print_cell(stdout, &count, !env.latency && !cg, "%llu", r->v.count);
 		if (env.latency)
-			tk_print_cell(stdout, &time, 1, "%.3f",
+			tk_print_cell(stdout, &time, !cg, "%.3f",
 				      r->v.total_ns / (env.millis ? 1e6 : 1e3));
+		if (cg)
+			print_cgroup_path(r->cgroup);
 		putchar('\n');
 	}
 }
@@ -376,11 +418,94 @@ static void print_summary(const struct row *rows, size_t n, size_t shown)
 	summary_line(100, &total, "total");
 }
 
+/* The top rows of rows (ranked), as a table or as JSON records. */
+static void print_rows(struct row *rows, size_t n, long seq)
+{
+	size_t i, shown = env.top && (size_t)env.top < n ? (size_t)env.top : n;
+
+	/* Names first (/proc, a walk of the cgroup hierarchy for a new
+	 * cgroup): the rows are then written together, at one time. */
+	for (i = 0; i < shown; i++) {
+		if (env.process)
+			comm_of(&rows[i]);
+		if (tk_opts.filter.cgroup_ids)
+			tk_cgroup_path(rows[i].cgroup);
+	}
+	if (tk_opts.json) {
+		for (i = 0; i < shown; i++)
+			print_json(&rows[i], seq);
+	} else if (env.summary) {
+		print_summary(rows, n, shown);
+	} else {
+		print_table(rows, shown);
+	}
+}
+
+/* -S --print-cgroup: a table per cgroup, since strace -c's percentages
+ * and total are of one whole; the rows of a cgroup are rows[first..]. */
+struct group {
+	unsigned long long cgroup;
+	struct syscount_val v;
+	size_t first, n;
+};
+
+static int by_cgroup_then_rank(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->cgroup != y->cgroup)
+		return x->cgroup < y->cgroup ? -1 : 1;
+	return by_rank(a, b);
+}
+
+/* By time, as the rows of a table are; then by count, then by id. */
+static int by_group_rank(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->v.total_ns != y->v.total_ns)
+		return x->v.total_ns > y->v.total_ns ? -1 : 1;
+	if (x->v.count != y->v.count)
+		return x->v.count > y->v.count ? -1 : 1;
+	return x->cgroup < y->cgroup ? -1 : x->cgroup > y->cgroup;
+}
+
+/* Each table under bcc's section line, "cgroup = PATH", and apart from
+ * the next one by a blank line. */
+static void print_summary_per_cgroup(struct row *rows, size_t n, long seq)
+{
+	struct group *g = calloc(n + 1, sizeof(*g));
+	size_t i, ng = 0;
+
+	if (!g)
+		tk_fail("out of memory");
+	qsort(rows, n, sizeof(*rows), by_cgroup_then_rank);
+	for (i = 0; i < n; i++) {
+		if (!i || rows[i].cgroup != rows[i - 1].cgroup)
+			g[ng++] = (struct group){ .cgroup = rows[i].cgroup, .first = i };
+		g[ng - 1].n++;
+		g[ng - 1].v.count += rows[i].v.count;
+		g[ng - 1].v.total_ns += rows[i].v.total_ns;
+	}
+	qsort(g, ng, sizeof(*g), by_group_rank);
+	for (i = 0; i < ng; i++) {
+		if (!tk_opts.json) {
+			if (i)
+				putchar('\n');
+			printf("cgroup = ");
+			print_cgroup_path(g[i].cgroup);
+			putchar('\n');
+		}
+		print_rows(rows + g[i].first, g[i].n, seq);
+	}
+	free(g);
+}
+
 static void print_block(struct syscount_bpf *skel, long seq)
 {
-	struct bpf_map *map = env.process ? skel->maps.by_pid : skel->maps.by_nr;
+	struct bpf_map *map = keyed() ? skel->maps.by_key : skel->maps.by_nr;
 	struct row *rows;
-	size_t n, i, shown;
+	size_t n;
 	char buf[16];
 
 	read_map(map);
@@ -388,23 +513,16 @@ static void print_block(struct syscount_bpf *skel, long seq)
 	if (!rows)
 		tk_fail("out of memory");
 	delta(map, rows, &n);
-	qsort(rows, n, sizeof(*rows), by_rank);
-	shown = env.top && (size_t)env.top < n ? (size_t)env.top : n;
-	for (i = 0; env.process && i < shown; i++)
-		comm_of(&rows[i]);
-	if (tk_opts.json) {
-		for (i = 0; i < shown; i++)
-			print_json(&rows[i], seq);
+	if (!tk_opts.json && (tk_opts.interval || tk_opts.time))
+		printf("[%s]\n", tk_time_str(buf, sizeof(buf)));
+	if (env.summary && tk_opts.filter.cgroup_ids) {
+		print_summary_per_cgroup(rows, n, seq);
 	} else {
-		if (tk_opts.interval || tk_opts.time)
-			printf("[%s]\n", tk_time_str(buf, sizeof(buf)));
-		if (env.summary)
-			print_summary(rows, n, shown);
-		else
-			print_table(rows, shown);
-		if (tk_opts.interval)
-			putchar('\n');
+		qsort(rows, n, sizeof(*rows), by_rank);
+		print_rows(rows, n, seq);
 	}
+	if (!tk_opts.json && tk_opts.interval)
+		putchar('\n');
 	fflush(stdout);
 	free(rows);
 }
@@ -435,7 +553,7 @@ static int configure(void *s, void *ctx)
 	bool task = bpf_program__autoload(skel->progs.sys_exit_tp_btf);
 	bool plain = !env.process && !env.latency && !env.failures &&
 		     !env.errno_filter && !env.syscall_filter && !f->tgid && !f->tid && f->uid < 0 &&
-		     !f->use_cgroup && !f->comm[0] && !f->ppid;
+		     !f->use_cgroup && !f->comm[0] && !f->ppid && !f->cgroup_ids;
 
 	(void)ctx;
 	skel->rodata->by_process = env.process;
@@ -450,8 +568,8 @@ static int configure(void *s, void *ctx)
 		tk_programs_off(skel->obj, "sys_enter_");
 	/* Create only the maps this run uses; libbpf turns references to
 	 * the others into dead code the verifier never reaches. */
-	bpf_map__set_autocreate(skel->maps.by_pid, env.process);
-	bpf_map__set_autocreate(skel->maps.by_nr, !env.process);
+	bpf_map__set_autocreate(skel->maps.by_key, keyed());
+	bpf_map__set_autocreate(skel->maps.by_nr, !keyed());
 	bpf_map__set_autocreate(skel->maps.start_task, env.latency && task);
 	bpf_map__set_autocreate(skel->maps.start_tid, env.latency && !task);
 	return 0;

@@ -1,5 +1,6 @@
 /* vfsstat: VFS read, write, fsync, open and create calls per second. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vfsstat.h"
@@ -24,13 +25,17 @@ static const char doc[] =
 "an interrupted run prints its last, shorter interval too. JSON records\n"
 "hold the raw counts and that time (\"seconds\").\n"
 "The TIME column is always printed (--time changes nothing).\n"
+"--print-cgroup: a row per cgroup v2 with calls in the interval, in the\n"
+"order the cgroups were made (by id), its path in a last column CGROUP\n"
+"(JSON: \"cgroup\"); an interval without calls prints no row.\n"
 "\n"
 "Examples:\n"
 "  vfsstat                # every second, until Ctrl-C\n"
 "  vfsstat 5 3            # every five seconds, three times\n"
 "  vfsstat -p 181         # only process 181\n"
 "  vfsstat -c /sys/fs/cgroup/system.slice  # only this cgroup\n"
-"  vfsstat -j 10          # NDJSON, every ten seconds\n";
+"  vfsstat -j 10          # NDJSON, every ten seconds\n"
+"  vfsstat --print-cgroup 5  # every five seconds, by cgroup\n";
 
 static const struct tk_tool tool = {
 	.name = "vfsstat",
@@ -54,6 +59,8 @@ static const char *const columns[VFSSTAT_SLOTS] = {
 	[VFSSTAT_CREATE] = "CREATE/s",
 };
 
+/* --print-cgroup adds CGROUP last: a path of any length leaves the
+ * rates aligned. */
 static void print_header(void)
 {
 	int i;
@@ -61,17 +68,52 @@ static void print_header(void)
 	printf("%-8s  ", "TIME");
 	for (i = 0; i < VFSSTAT_SLOTS; i++)
 		printf(" %8s", columns[i]);
+	if (tk_opts.filter.cgroup_ids)
+		printf(" %s", TK_CGROUP_HEADER);
 	putchar('\n');
 	fflush(stdout);
 }
 
-/* One row: the counts since the last row, over secs seconds. */
-static void print_row(struct vfsstat_bpf *skel, unsigned long long *prev,
-		      long seq, double secs)
+/* One row: counts (those of the cgroup with id cgroup, --print-cgroup)
+ * over secs seconds, at hms (the TIME column). */
+static void print_counts(const unsigned long long *delta, unsigned long long cgroup,
+			 long seq, double secs, const char *hms)
 {
-	unsigned long long now[VFSSTAT_SLOTS], delta[VFSSTAT_SLOTS];
 	struct tk_json j;
-	char buf[16];
+	int i;
+
+	if (tk_opts.json) {
+		tk_json_begin(&j, stdout);
+		tk_json_str(&j, "type", "vfsstat");
+		tk_json_time(&j);
+		tk_json_int(&j, "interval", seq);
+		tk_json_double(&j, "seconds", (long long)(secs * 1e6 + 0.5) / 1e6);
+		if (tk_opts.filter.cgroup_ids)
+			tk_json_cgroup(&j, cgroup);
+		for (i = 0; i < VFSSTAT_SLOTS; i++)
+			tk_json_uint(&j, names[i], delta[i]);
+		tk_json_end(&j);
+		return;
+	}
+	printf("%-8s: ", hms);
+	for (i = 0; i < VFSSTAT_SLOTS; i++)
+		printf(" %8llu", secs > 0 ? (unsigned long long)(delta[i] / secs + 0.5)
+					  : delta[i]);
+	if (tk_opts.filter.cgroup_ids) {
+		const char *path = tk_cgroup_path(cgroup);
+
+		putchar(' ');
+		tk_print_safe(stdout, path, strlen(path));
+	}
+	putchar('\n');
+}
+
+/* The one row of a run without --print-cgroup: counts since the last. */
+static void print_row(struct vfsstat_bpf *skel, long seq, double secs)
+{
+	static unsigned long long prev[VFSSTAT_SLOTS];
+	unsigned long long now[VFSSTAT_SLOTS], delta[VFSSTAT_SLOTS];
+	char hms[16];
 	int i, err;
 
 	for (i = 0; i < VFSSTAT_SLOTS; i++) {
@@ -81,30 +123,112 @@ static void print_row(struct vfsstat_bpf *skel, unsigned long long *prev,
 		delta[i] = now[i] - prev[i];
 		prev[i] = now[i];
 	}
-	if (tk_opts.json) {
-		tk_json_begin(&j, stdout);
-		tk_json_str(&j, "type", "vfsstat");
-		tk_json_time(&j);
-		tk_json_int(&j, "interval", seq);
-		tk_json_double(&j, "seconds", (long long)(secs * 1e6 + 0.5) / 1e6);
+	print_counts(delta, 0, seq, secs, tk_time_str(hms, sizeof(hms)));
+}
+
+/* --print-cgroup: a cgroup's totals, summed over CPUs. */
+struct cgroup_counts {
+	unsigned long long id;
+	unsigned long long n[VFSSTAT_SLOTS];
+};
+
+static struct cgroup_counts *cg_prev, *cg_cur;  /* at the last rows, now */
+static size_t n_cg_prev, n_cg_cur;
+
+static void add_cgroup(const void *key, const char *vals, int ncpu, size_t vsize,
+		       void *ctx)
+{
+	struct cgroup_counts *c = &cg_cur[n_cg_cur++];
+	int cpu, i;
+
+	(void)ctx;
+	memset(c, 0, sizeof(*c));
+	c->id = *(const unsigned long long *)key;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		const struct vfsstat_counts *v = (const void *)(vals + cpu * vsize);
+
 		for (i = 0; i < VFSSTAT_SLOTS; i++)
-			tk_json_uint(&j, names[i], delta[i]);
-		tk_json_end(&j);
-	} else {
-		printf("%-8s: ", tk_time_str(buf, sizeof(buf)));
-		for (i = 0; i < VFSSTAT_SLOTS; i++)
-			printf(" %8llu", secs > 0 ? (unsigned long long)(delta[i] / secs + 0.5)
-						  : delta[i]);
-		putchar('\n');
+			c->n[i] += v->n[i];
 	}
-	fflush(stdout);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct cgroup_counts *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A row for each cgroup with calls since the last rows, by id. A cgroup
+ * with none is deleted from the map, so that the map holds live cgroups
+ * only (a call made between this read and the delete is lost). */
+static void print_cgroup_rows(struct vfsstat_bpf *skel, long seq, double secs)
+{
+	struct bpf_map *map = skel->maps.by_cgroup;
+	struct cgroup_counts *rows;  /* n: the calls since the last rows */
+	size_t i, j = 0, kept = 0, n = 0;
+	char hms[16];
+	int k, err;
+
+	cg_cur = malloc(bpf_map__max_entries(map) * sizeof(*cg_cur));
+	rows = malloc(bpf_map__max_entries(map) * sizeof(*rows));
+	if (!cg_cur || !rows)
+		tk_fail("out of memory");
+	n_cg_cur = 0;
+	err = tk_percpu_map_read(map, add_cgroup, NULL);
+	if (err)
+		tk_fail("cannot read map by_cgroup: %s", strerror(-err));
+	qsort(cg_cur, n_cg_cur, sizeof(*cg_cur), by_id);
+	for (i = 0; i < n_cg_cur; i++) {
+		const struct cgroup_counts *c = &cg_cur[i];
+		struct cgroup_counts *d = &rows[n];
+		unsigned long long any = 0;
+
+		while (j < n_cg_prev && cg_prev[j].id < c->id)
+			j++;
+		d->id = c->id;
+		for (k = 0; k < VFSSTAT_SLOTS; k++) {
+			d->n[k] = c->n[k];
+			if (j < n_cg_prev && cg_prev[j].id == c->id)
+				d->n[k] -= cg_prev[j].n[k];
+			any |= d->n[k];
+		}
+		if (any) {
+			n++;
+			cg_cur[kept++] = *c;
+		} else {
+			bpf_map__delete_elem(map, &c->id, sizeof(c->id), 0);
+		}
+	}
+	/* Paths first (a new cgroup walks the hierarchy): the rows of an
+	 * interval are then written together, at one time. */
+	for (i = 0; i < n; i++)
+		tk_cgroup_path(rows[i].id);
+	tk_time_str(hms, sizeof(hms));
+	for (i = 0; i < n; i++)
+		print_counts(rows[i].n, rows[i].id, seq, secs, hms);
+	free(rows);
+	free(cg_prev);
+	cg_prev = cg_cur;
+	n_cg_prev = kept;
+	cg_cur = NULL;
+}
+
+/* Create only the map this run counts in. */
+static int configure(void *s, void *ctx)
+{
+	struct vfsstat_bpf *skel = s;
+
+	(void)ctx;
+	bpf_map__set_autocreate(skel->maps.counts, !tk_opts.filter.cgroup_ids);
+	bpf_map__set_autocreate(skel->maps.by_cgroup, tk_opts.filter.cgroup_ids);
+	return 0;
 }
 
 TK_SKEL_OPS(vfsstat_bpf);
 
 int main(int argc, char **argv)
 {
-	unsigned long long prev[VFSSTAT_SLOTS] = { 0 };
 	struct vfsstat_bpf *skel;
 	double start, next, now;
 	long seq = 0;
@@ -114,7 +238,7 @@ int main(int argc, char **argv)
 	if (!tk_opts.interval)
 		tk_opts.interval = 1;
 	tk_init();
-	skel = tk_load(&vfsstat_bpf_ops, NULL, NULL);
+	skel = tk_load(&vfsstat_bpf_ops, configure, NULL);
 	start = tk_elapsed();  /* counting began as the probes attached */
 	next = start + tk_opts.interval;
 	if (!tk_opts.json)
@@ -127,7 +251,11 @@ int main(int argc, char **argv)
 		now = tk_elapsed();
 		if (!last && now < next)
 			continue;  /* woken early */
-		print_row(skel, prev, ++seq, now - start);
+		if (tk_opts.filter.cgroup_ids)
+			print_cgroup_rows(skel, ++seq, now - start);
+		else
+			print_row(skel, ++seq, now - start);
+		fflush(stdout);
 		start = now;
 		next += tk_opts.interval;
 		last = last || (tk_opts.count && seq >= tk_opts.count);

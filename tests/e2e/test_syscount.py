@@ -1,13 +1,15 @@
 """syscount: exact counts of the syscalls a helper process makes."""
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 
-from conftest import Tool, cgroup2_root, json_lines, loss_record, only_child, run
+from conftest import Tool, cgroup2_root, json_lines, loss_record, only_child, run, tool_path
 
 UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
 OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
@@ -359,9 +361,11 @@ def test_latency_ms_and_json(helper):
         assert isinstance(r["total_ns"], int) and r["total_ns"] > 0
 
 
-def test_summary(helper):
-    out, err, _ = traced(helper, "-S", "-p", "PID")
-    lines = out.splitlines()
+def summary_table(lines, whole=True):
+    """strace -c's table, from its header to its total line, checked: the
+    column widths, rows by time, and (whole: no -T) percentages and
+    seconds that add up. Its rows and its total as (syscall, calls,
+    errors, % time, seconds)."""
     assert lines[:2] == [STRACE_HEADER, STRACE_DASHES]
     assert lines[-2] == STRACE_DASHES
     row = re.compile(r"( *\d+\.\d\d) ( *\d+\.\d{6}) ( *\d+) ( *\d+) ( *\d*) (\S+)")
@@ -371,12 +375,20 @@ def test_summary(helper):
         assert m and [len(g) for g in m.groups()[:5]] == [6, 11, 11, 9, 9], line
         parsed.append((m[6], int(m[4]), int(m[5].strip() or 0), float(m[1]), float(m[2])))
     total = parsed.pop()
+    assert total[0] == "total" and total[3] == 100.0
+    assert [p[4] for p in parsed] == sorted((p[4] for p in parsed), reverse=True)
+    if whole:
+        assert abs(sum(p[3] for p in parsed) - 100) < 0.02 * len(parsed)
+        assert abs(sum(p[4] for p in parsed) - total[4]) < 2e-6 * len(parsed)
+    return parsed, total
+
+
+def test_summary(helper):
+    out, err, _ = traced(helper, "-S", "-p", "PID")
+    parsed, total = summary_table(out.splitlines())
     assert {p[:3] for p in parsed} == {("getppid", OK, 0), ("openat", FAIL, FAIL),
                                       (str(UNKNOWN_NR), UNKNOWN, UNKNOWN), ("write", 1, 0)}
     assert total[:4] == ("total", OK + FAIL + UNKNOWN + 1, FAIL + UNKNOWN, 100.0)
-    assert [p[4] for p in parsed] == sorted((p[4] for p in parsed), reverse=True)
-    assert abs(sum(p[3] for p in parsed) - 100) < 0.02 * len(parsed)
-    assert abs(sum(p[4] for p in parsed) - total[4]) < 2e-6 * len(parsed)
     assert err == ""
 
 
@@ -464,3 +476,201 @@ def test_usage_errors(args, words):
     assert r.stderr.startswith("syscount: ")
     for w in words:
         assert w in r.stderr, r.stderr
+
+
+# --print-cgroup. Worker A runs in a cgroup the test makes and makes the
+# usual calls; worker B, outside it, makes fewer (so that no two rows
+# tie but read()'s and write()'s).
+B_OK, B_UNKNOWN = 200, 50
+
+
+@contextlib.contextmanager
+def made_cgroup(tag):
+    """A cgroup v2 of the test's own, removed at the end; its directory
+    and its path as --print-cgroup shows it."""
+    name = f"tk-syscount-print-cgroup-{os.getpid()}-{tag}"
+    path = os.path.join(cgroup2_root(), name)
+    os.mkdir(path)
+    try:
+        yield path, "/" + name
+    finally:
+        os.rmdir(path)
+
+
+def move_to(cgroup_dir, pid):
+    with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
+        f.write(str(pid))
+
+
+def cgroup_of(pid):
+    with open(f"/proc/{pid}/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+def cgroup_id(path):
+    """The id BPF sees: the inode number of the cgroup's directory."""
+    return os.stat(cgroup2_root() + path.rstrip("/")).st_ino
+
+
+def traced_in_cgroup(helper, *args, env=None, b_apart=False, wait=False):
+    """Run syscount ARGS (PIDS: both workers') while A, moved into a cgroup
+    of the test's, and B make their calls; b_apart: B in a second one,
+    else in the test's own; wait: until syscount ends by itself. Its
+    output, and A's and B's (pid, cgroup path)."""
+    with made_cgroup("a") as (cg_dir, cg), made_cgroup("b") as (b_dir, _), \
+         Worker(helper) as a, Worker(helper, ok=B_OK, fail=0, unknown=B_UNKNOWN) as b:
+        move_to(cg_dir, a.pid)
+        if b_apart:
+            move_to(b_dir, b.pid)
+        assert cgroup_of(a.pid) == cg
+        pids = f"{a.pid},{b.pid}"
+        with Tool("syscount", *[pids if x == "PIDS" else x for x in args], env=env) as t:
+            a.go()
+            b.go()
+            out, err, rc = t.wait() if wait else t.stop()
+        workers = [(a.pid, cg), (b.pid, cgroup_of(b.pid))]
+        ids = {path: cgroup_id(path) for _, path in workers}
+    assert rc == 0, err
+    return out, err, workers, ids
+
+
+def rows_by_cgroup(nrs, workers, ids):
+    """(cgroup, syscall, count, errors) of A's and B's calls, in
+    syscount's order: by count, then by number, then by cgroup id."""
+    (_, cg_a), (_, cg_b) = workers
+    a = [("getppid", OK, 0), ("openat", FAIL, FAIL), (str(UNKNOWN_NR), UNKNOWN, UNKNOWN)]
+    b = [("getppid", B_OK, 0), (str(UNKNOWN_NR), B_UNKNOWN, B_UNKNOWN)]
+    both = [("read", 1, 0), ("write", 1, 0)]
+    rows = [(cg_a, *r) for r in a + both] + [(cg_b, *r) for r in b + both]
+    nr = dict(nrs, **{str(UNKNOWN_NR): UNKNOWN_NR})
+    return sorted(rows, key=lambda r: (-r[2], nr[r[1]], ids[r[0]])), nr
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_print_cgroup_counts_by_cgroup_and_syscall(helper, method):
+    """A CGROUP column last: each cgroup's own exact counts."""
+    out, err, workers, ids = traced_in_cgroup(helper, "--print-cgroup", "-p", "PIDS",
+                                              env={"TRACEKIT_ATTACH": method})
+    rows, _ = rows_by_cgroup(helper[1], workers, ids)
+    assert out == (COUNT_HEADER + " CGROUP\n" +
+                   "".join(f"{n:<22} {c:>8} {cg}\n" for cg, n, c, _ in rows))
+    assert err == ""
+
+
+def test_print_cgroup_json_and_top(helper):
+    out, err, workers, ids = traced_in_cgroup(helper, "-j", "--print-cgroup", "-p", "PIDS")
+    rows, nr = rows_by_cgroup(helper[1], workers, ids)
+    records = json_lines(out)
+    assert records[:-1] == [{"type": "syscall", "cgroup": cg, "syscall": n, "nr": nr[n],
+                             "count": c, "errors": e} for cg, n, c, e in rows]
+    assert loss_record(records) == {"type": "loss", "events_lost": 0,
+                                    "map_inserts_failed": 0}
+    assert err == ""
+    out, _, workers, ids = traced_in_cgroup(helper, "-T", "4", "--print-cgroup", "-p", "PIDS")
+    rows, _ = rows_by_cgroup(helper[1], workers, ids)
+    assert out == (COUNT_HEADER + " CGROUP\n" +
+                   "".join(f"{n:<22} {c:>8} {cg}\n" for cg, n, c, _ in rows[:4]))
+
+
+def test_print_cgroup_without_task_filter(helper):
+    """No -p: every task of the machine, counted by cgroup. Other runs of
+    these tests may call this number too, but not in these cgroups."""
+    out, _, workers, _ = traced_in_cgroup(helper, "-j", "--print-cgroup",
+                                          "--syscall", str(UNKNOWN_NR), b_apart=True)
+    (_, cg_a), (_, cg_b) = workers
+    assert [r for r in json_lines(out)[:-1] if r["cgroup"] in (cg_a, cg_b)] == [
+        {"type": "syscall", "cgroup": cg, "syscall": str(UNKNOWN_NR), "nr": UNKNOWN_NR,
+         "count": n, "errors": n} for cg, n in [(cg_a, UNKNOWN), (cg_b, B_UNKNOWN)]]
+
+
+def test_print_cgroup_per_process(helper):
+    out, err, workers, _ = traced_in_cgroup(helper, "-P", "--print-cgroup", "-p", "PIDS")
+    (pid_a, cg_a), (pid_b, cg_b) = workers
+    total_a, total_b = OK + FAIL + UNKNOWN + 2, B_OK + B_UNKNOWN + 2
+    assert out == ("PID    COMM               COUNT CGROUP\n"
+                   f"{pid_a:<6} {'sc_worker':<15} {total_a:>8} {cg_a}\n"
+                   f"{pid_b:<6} {'sc_worker':<15} {total_b:>8} {cg_b}\n")
+    assert err == ""
+    out, _, workers, _ = traced_in_cgroup(helper, "-P", "-j", "--print-cgroup", "-p", "PIDS")
+    (pid_a, cg_a), (pid_b, cg_b) = workers
+    assert json_lines(out)[:-1] == [
+        {"type": "process", "cgroup": cg_a, "pid": pid_a, "comm": "sc_worker",
+         "count": total_a, "errors": FAIL + UNKNOWN},
+        {"type": "process", "cgroup": cg_b, "pid": pid_b, "comm": "sc_worker",
+         "count": total_b, "errors": B_UNKNOWN}]
+
+
+def test_print_cgroup_latency(helper):
+    """-L: the read() in progress when tracing began is not counted."""
+    out, err, workers, ids = traced_in_cgroup(helper, "-L", "--print-cgroup", "-p", "PIDS")
+    rows, _ = rows_by_cgroup(helper[1], workers, ids)
+    lines = out.splitlines()
+    assert lines[0] == LATENCY_HEADER + " CGROUP"
+    got = []
+    for line in lines[1:]:
+        m = re.fullmatch(r"(\S+) +(\d+) +(\d+\.\d{3}) (\S+)", line)
+        assert m and len(line) == len(LATENCY_HEADER) + 1 + len(m[4]), line
+        got.append((m[4], m[1], int(m[2]), float(m[3])))
+    assert sorted(g[:3] for g in got) == sorted(r[:3] for r in rows if r[1] != "read")
+    times = [g[3] for g in got]
+    assert times == sorted(times, reverse=True) and all(t > 0 for t in times)
+    assert err == ""
+
+
+def test_print_cgroup_summary_table_per_cgroup(helper):
+    """-S: strace -c's table for each cgroup, under "cgroup = PATH", the
+    one with the most time first; -T limits each table."""
+    out, err, workers, _ = traced_in_cgroup(helper, "-S", "--print-cgroup", "-p", "PIDS")
+    (_, cg_a), (_, cg_b) = workers
+    tables = {}
+    for section in out.split("\n\n"):
+        title, *lines = section.splitlines()
+        assert title.startswith("cgroup = ")
+        tables[title[len("cgroup = "):]] = summary_table(lines)
+    assert list(tables) == sorted(tables, key=lambda cg: -tables[cg][1][4])
+    (rows_a, total_a), (rows_b, total_b) = tables[cg_a], tables[cg_b]
+    assert {r[:3] for r in rows_a} == {("getppid", OK, 0), ("openat", FAIL, FAIL),
+                                       (str(UNKNOWN_NR), UNKNOWN, UNKNOWN), ("write", 1, 0)}
+    assert total_a[1:3] == (OK + FAIL + UNKNOWN + 1, FAIL + UNKNOWN)
+    assert {r[:3] for r in rows_b} == {("getppid", B_OK, 0),
+                                       (str(UNKNOWN_NR), B_UNKNOWN, B_UNKNOWN), ("write", 1, 0)}
+    assert total_b[1:3] == (B_OK + B_UNKNOWN + 1, B_UNKNOWN)
+    assert err == ""
+    out, _, workers, _ = traced_in_cgroup(helper, "-S", "-T", "1", "--print-cgroup",
+                                          "-p", "PIDS")
+    for section in out.split("\n\n"):
+        rows, _ = summary_table(section.splitlines()[1:], whole=False)
+        assert len(rows) == 1
+    assert len(out.split("\n\n")) == 2
+
+
+def test_print_cgroup_names_the_command_cgroup(helper):
+    """-- COMMAND runs in tracekit-syscount-PID, beside the cgroup the tool
+    was started in: every row is there."""
+    exe, _ = helper
+    p = subprocess.Popen([tool_path("syscount"), "-j", "-T", "1000", "--print-cgroup", "--",
+                          "sh", "-c", f"echo g | {exe} 0 0 {UNKNOWN} 0 >/dev/null"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, "")
+    expected = cgroup_of(os.getpid()).rstrip("/") + f"/tracekit-syscount-{p.pid}"
+    records = json_lines(out)[:-1]
+    assert {r["cgroup"] for r in records} == {expected}
+    assert [r["count"] for r in records if r["syscall"] == str(UNKNOWN_NR)] == [UNKNOWN]
+
+
+def test_print_cgroup_intervals_add_up(helper):
+    """Three intervals: the calls all fall in the first ones, and keys
+    without calls are deleted from the map between intervals; the
+    records of each (cgroup, syscall) add up to its calls exactly."""
+    out, err, workers, ids = traced_in_cgroup(helper, "-j", "--print-cgroup", "-p", "PIDS",
+                                              "1", "3", wait=True)
+    rows, _ = rows_by_cgroup(helper[1], workers, ids)
+    records = json_lines(out)
+    assert loss_record(records)["map_inserts_failed"] == 0
+    sums = Counter()
+    for r in records[:-1]:
+        assert r["interval"] in (1, 2, 3) and r["count"] > 0, r
+        sums[r["cgroup"], r["syscall"]] += r["count"]
+    assert sums == {(cg, n): c for cg, n, c, _ in rows}
+    assert err == ""

@@ -2,14 +2,15 @@
 
 The helper works in a tmpfs of the test's own: on an overlayfs (such as
 /tmp in the VM matrix) the upper filesystem's calls would count too."""
+import os
 import re
 import subprocess
 import time
 
 import pytest
 
-from conftest import (Tool, assert_no_kernel_function_tracing, json_lines, kernel_has,
-                      loss_record, require, run)
+from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, json_lines,
+                      kernel_has, loss_record, require, run, tool_path)
 
 METHODS = ["fentry", "kprobe"]
 # Probe name: kernel function (x86_64).
@@ -278,9 +279,16 @@ def test_text_rates(helper, tmpfs, method):
     assert len(lines[1]) == len(HEADER)
     m = ROW.fullmatch(lines[1])
     assert m, lines[1]
-    rates = dict(zip(COLUMNS, map(int, m.groups()[1:])))
-    for c, n in expected().items():
-        assert n / (t3 - t0) - 1 <= rates[c] <= n / (t2 - t1) + 1, (c, rates, t3 - t0, t2 - t1)
+    assert_rates(m.groups()[1:], expected(), t3 - t0, t2 - t1)
+
+
+def assert_rates(rates, counts, longest, shortest):
+    """The rates of a row cut short by SIGINT are its counts over the time
+    it covers: at most longest (the tool's start to its end), at least
+    shortest (from ready to the signal)."""
+    rates = dict(zip(COLUMNS, map(int, rates)))
+    for c, n in counts.items():
+        assert n / longest - 1 <= rates[c] <= n / shortest + 1, (c, rates, longest, shortest)
 
 
 def test_interval_and_count_end_by_themselves():
@@ -342,3 +350,112 @@ def test_usage_errors(args, words):
     assert r.stderr.startswith("vfsstat: ")
     for w in words:
         assert w in r.stderr, r.stderr
+
+
+# --print-cgroup: worker A in a cgroup the test makes, worker B outside it
+# (in the test's own), with other counts.
+B_COUNTS = (200, 100, 10, 50, 5)
+
+
+def b_expected():
+    r, w, f, o, c = B_COUNTS
+    return {"read": r + 1, "write": w + 1, "fsync": 2 * f, "open": o, "create": c}
+
+
+def cgroup_of(pid):
+    with open(f"/proc/{pid}/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+def traced_in_cgroup(helper, tmpfs, args, method=None):
+    """Run vfsstat ARGS (PIDS: both workers') while A, moved into a cgroup
+    of the test's, and B run a round each, in directories of their own.
+    Its output, stderr, A's and B's cgroup paths, their cgroup ids, and
+    the longest and shortest time that the tool can have counted for:
+    from before its start to after its end, from ready to SIGINT."""
+    name = f"tk-vfsstat-print-cgroup-{os.getpid()}"
+    cg_dir = os.path.join(cgroup2_root(), name)
+    env = {"TRACEKIT_ATTACH": method} if method else None
+    for d in ("a", "b"):
+        os.mkdir(os.path.join(tmpfs, d))
+    os.mkdir(cg_dir)
+    try:
+        with Worker(helper, os.path.join(tmpfs, "a")) as a, \
+             Worker(helper, os.path.join(tmpfs, "b"), counts=B_COUNTS) as b:
+            with open(os.path.join(cg_dir, "cgroup.procs"), "w") as f:
+                f.write(str(a.pid))
+            paths = [cgroup_of(a.pid), cgroup_of(b.pid)]
+            assert paths[0] == "/" + name
+            ids = [os.stat(cgroup2_root() + p.rstrip("/")).st_ino for p in paths]
+            pids = f"{a.pid},{b.pid}"
+            t0 = time.monotonic()
+            with Tool("vfsstat", *[pids if x == "PIDS" else x for x in args], env=env) as t:
+                t1 = time.monotonic()
+                a.go()
+                b.go()
+                t2 = time.monotonic()
+                out, err, rc = t.stop()
+            t3 = time.monotonic()
+    finally:
+        os.rmdir(cg_dir)
+    assert rc == 0, err
+    return out, err, paths, ids, (t3 - t0, t2 - t1)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_print_cgroup_counts_each_cgroup_exactly(helper, tmpfs, method):
+    """JSON: a record per cgroup per interval (with calls), "cgroup" its
+    path; each cgroup's records add up to its worker's calls."""
+    require(method)
+    out, err, (cg_a, cg_b), _, _ = traced_in_cgroup(
+        helper, tmpfs, ["-v", "-j", "--print-cgroup", "-p", "PIDS"], method)
+    check_method(err, method)
+    records = json_lines(out)
+    assert loss_record(records) == {"type": "loss", "events_lost": 0,
+                                    "map_inserts_failed": 0}
+    sums = {}
+    for r in records[:-1]:
+        assert set(r) == {"type", "time", "interval", "seconds", "cgroup", *COLUMNS}, r
+        assert r["type"] == "vfsstat" and any(r[c] for c in COLUMNS), r
+        got = sums.setdefault(r["cgroup"], dict.fromkeys(COLUMNS, 0))
+        for c in COLUMNS:
+            got[c] += r[c]
+    assert sums == {cg_a: expected(), cg_b: b_expected()}
+
+
+def test_print_cgroup_text_column(helper, tmpfs):
+    """Text: one interval cut short by SIGINT, a row per cgroup in the
+    order of their ids, the path in a last column CGROUP; the rates are
+    each cgroup's own counts over the time the row covers."""
+    if not kernel_has("fentry"):
+        require("kprobe")
+    out, err, paths, ids, (longest, shortest) = traced_in_cgroup(
+        helper, tmpfs, ["--print-cgroup", "-p", "PIDS", "100"])
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0] == HEADER + " CGROUP"
+    rows = sorted(zip(ids, paths, (expected(), b_expected())))
+    assert [l[len(HEADER) + 1:] for l in lines[1:]] == [path for _, path, _ in rows]
+    for line, (_, _, counts) in zip(lines[1:], rows):
+        m = ROW.fullmatch(line[:len(HEADER)])
+        assert m and line[len(HEADER)] == " ", line
+        assert_rates(m.groups()[1:], counts, longest, shortest)
+
+
+def test_print_cgroup_names_the_command_cgroup(helper, tmpfs):
+    """-- COMMAND runs in tracekit-vfsstat-PID, beside the cgroup the tool
+    was started in: every record is of it."""
+    if not kernel_has("fentry"):
+        require("kprobe")
+    exe, _ = helper
+    p = subprocess.Popen([tool_path("vfsstat"), "-j", "--print-cgroup", "100", "--",
+                          "sh", "-c", f"printf g | {exe} 30 20 1 10 2 {tmpfs} >/dev/null"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    assert (p.returncode, err) == (0, "")
+    expected_cg = cgroup_of(os.getpid()).rstrip("/") + f"/tracekit-vfsstat-{p.pid}"
+    records = json_lines(out)[:-1]
+    assert [r["cgroup"] for r in records] == [expected_cg]
+    # One round (one byte on stdin): an fsync, an fdatasync, two mknods;
+    # sh and printf make none of these.
+    assert (records[0]["fsync"], records[0]["create"]) == (2, 2)

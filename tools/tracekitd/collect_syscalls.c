@@ -17,7 +17,7 @@ static int configure(void *s, void *ctx)
 	/* The plain count_* programs: no filter, no latency. */
 	tk_programs_off(sk->obj, "sys_exit_");
 	tk_programs_off(sk->obj, "sys_enter_");
-	bpf_map__set_autocreate(sk->maps.by_pid, false);
+	bpf_map__set_autocreate(sk->maps.by_key, false);
 	bpf_map__set_autocreate(sk->maps.start_task, false);
 	bpf_map__set_autocreate(sk->maps.start_tid, false);
 	return 0;

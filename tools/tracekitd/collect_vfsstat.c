@@ -8,7 +8,17 @@
 #include "vfsstat.h"
 #include "vfsstat.skel.h"
 
-COLLECTOR_SKELETON(vfsstat_bpf, NULL);
+/* vfsstat's counting without --print-cgroup: the per-CPU array only. */
+static int configure(void *s, void *ctx)
+{
+	struct vfsstat_bpf *sk = s;
+
+	(void)ctx;
+	bpf_map__set_autocreate(sk->maps.by_cgroup, false);
+	return 0;
+}
+
+COLLECTOR_SKELETON(vfsstat_bpf, configure);
 
 static int start(const struct config *c, char *err, size_t errlen)
 {
