@@ -184,7 +184,13 @@ def expected(cpu_seconds, hz=HZ):
 
 
 def assert_about(n, want):
-    low = 0.5 if EMULATED_CPU else TOLERANCE
+    # Under TCG (the VM matrix) a vCPU the host does not run for a while
+    # still accounts that time to the spinner, but its sampling hrtimer
+    # fires once when it runs again, the missed periods dropped
+    # (hrtimer_forward): on a loaded host a run kept 27% of cpu_time * HZ.
+    # There the count only shows that sampling works; the stacks are
+    # what the matrix checks. On real CPUs TOLERANCE holds both ways.
+    low = 0.85 if EMULATED_CPU else TOLERANCE
     assert want * (1 - low) <= n <= want * (1 + TOLERANCE), (n, want)
 
 
