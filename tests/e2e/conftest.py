@@ -1,5 +1,6 @@
 """Shared helpers for the end-to-end tests: run the built tools as root
 against workloads the tests make themselves."""
+import contextlib
 import functools
 import glob
 import json
@@ -220,6 +221,56 @@ def cgroup2_root():
             if fstype == "cgroup2":
                 return path
     pytest.fail("no cgroup v2 mount")
+
+
+def cgroup_of(pid="self"):
+    """A process's cgroup v2 path ("/" for the root)."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        return [l[3:].strip() for l in f if l.startswith("0::")][0]
+
+
+def own_cgroup():
+    """The test's own cgroup v2 path, which the processes it starts begin in."""
+    return cgroup_of("self")
+
+
+@contextlib.contextmanager
+def scratch_cgroup(name):
+    """A cgroup v2 directory NAME under the root for one test, removed
+    after it (its tasks have exited by then)."""
+    d = Path(cgroup2_root()) / name
+    d.mkdir()
+    try:
+        yield d
+    finally:
+        d.rmdir()
+
+
+def wait_noted(tool_pid, binary, timeout=10):
+    """Until a stack tool has noted a workload: its symbolizer then holds
+    the workload's executable open (a process is noted when its first
+    stack is counted, while it runs), so that it symbolizes the stacks
+    after the workload exits."""
+    deadline = time.monotonic() + timeout
+    fds = Path(f"/proc/{tool_pid}/fd")
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
+                return
+        except FileNotFoundError:
+            pass  # an fd closed while we looked
+        time.sleep(0.01)
+    pytest.fail(f"the tool did not open {binary} within {timeout} s")
+
+
+@pytest.fixture
+def cgroup(request):
+    """A cgroup for one stack tool test, removed after it: (its directory,
+    its path as --print-cgroup shows it). Its name holds a ';' and a
+    space, which must not break a folded line."""
+    tool = request.module.__name__.removeprefix("test_")
+    with scratch_cgroup(f"tk-{tool};cg {os.getpid()}") as d:
+        yield d, "/" + d.name
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Tool, cgroup2_root, doctor, json_lines, run, tool_path
+from conftest import Tool, cgroup2_root, doctor, json_lines, own_cgroup, run, tool_path
 
 ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
              "funclatency", "profile", "offcputime", "stackcount"]
@@ -376,11 +376,6 @@ def test_unit_filters_by_the_units_cgroup(cmdtree, tmp_path):
     finally:
         cg.rmdir()
         cg.parent.rmdir()
-
-
-def own_cgroup():
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
 
 
 def test_print_cgroup_names_the_transient_cgroup():

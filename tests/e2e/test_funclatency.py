@@ -13,8 +13,9 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, cgroup2_root, has_ksym,
-                      json_lines, kernel_fn, kernel_has, loss_record, require, run, tool_path)
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_ksym, json_lines,
+                      kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
+                      scratch_cgroup, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -296,26 +297,15 @@ def test_dry_run_and_verbose_show_uprobes(progs):
 
 # ---- --print-cgroup ----
 
-def own_cgroup():
-    """The test's own cgroup v2 path ("/" on this host)."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
 @contextlib.contextmanager
 def target_in_new_cgroup(path, tag):
     """A workload in a cgroup v2 the test makes under the root: yields
     (the cgroup's path below the root, as --print-cgroup names it, the
     workload). The cgroup is removed once the workload has ended."""
-    name = f"/tk-funclat-{tag}-{os.getpid()}"
-    os.mkdir(cgroup2_root() + name)
-    try:
+    with scratch_cgroup(f"tk-funclat-{tag}-{os.getpid()}") as d:
         with Target(path) as t:
-            with open(f"{cgroup2_root()}{name}/cgroup.procs", "w") as f:
-                f.write(str(t.pid))
-            yield name, t
-    finally:
-        os.rmdir(cgroup2_root() + name)
+            (d / "cgroup.procs").write_text(str(t.pid))
+            yield "/" + d.name, t
 
 
 def test_print_cgroup_counts_each_cgroups_calls(progs):

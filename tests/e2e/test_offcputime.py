@@ -18,13 +18,12 @@ import os
 import platform
 import re
 import subprocess
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, cgroup2_root,
-                      json_lines, loss_record, next_instruction_offsets, require, run, tool_path)
+from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, json_lines,
+                      loss_record, next_instruction_offsets, own_cgroup, require, run,
+                      tool_path, wait_noted)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -638,26 +637,6 @@ def test_uid_is_long_only_since_u_is_user_threads():
 
 # ---- --print-cgroup: each cgroup's time apart ----
 
-def own_cgroup():
-    """The test's cgroup v2 path, where a workload it starts runs."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
-@pytest.fixture
-def cgroup():
-    """A cgroup for the test, removed after it: (its directory, its path
-    as --print-cgroup shows it). Its name holds a ';' and a space, which
-    must not break a folded line."""
-    name = f"tk-offcputime;cg {os.getpid()}"
-    d = Path(cgroup2_root()) / name
-    d.mkdir()
-    try:
-        yield d, "/" + name
-    finally:
-        d.rmdir()
-
-
 REPORT_CGROUP_BLOCK = re.compile(r"((?:    \S[^\n]*\n)+)    -                (\S+) \((\d+)\)\n"
                                  r"    cgroup           ([^\n]+)\n        (\d+)\n\n")
 
@@ -716,22 +695,6 @@ def test_print_cgroup_times_each_cgroup_apart(prog, cgroup, fmt):
     for pid, (sleeps, ms) in ((inside.pid, (2, 100)), (outside.pid, (3, 50))):
         (found,) = sleep_lines([(f, n) for cg, _, f, n in stacks if cg == want[pid]], CHAIN)
         assert_total(found[1], sleeps, ms, took[pid], out, not_timed=not_timed)
-
-
-def wait_noted(tool_pid, binary, timeout=10):
-    """Until offcputime has noted the workload (its symbolizer then holds
-    the workload's executable open), so that it symbolizes after it
-    exits."""
-    deadline = time.monotonic() + timeout
-    fds = Path(f"/proc/{tool_pid}/fd")
-    while time.monotonic() < deadline:
-        try:
-            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
-                return
-        except FileNotFoundError:
-            pass  # an fd closed while we looked
-        time.sleep(0.01)
-    pytest.fail(f"offcputime did not open {binary} within {timeout} s")
 
 
 def test_print_cgroup_names_the_commands_cgroup(prog, tmp_path):

@@ -1,6 +1,5 @@
 """opensnoop end to end: a child opens the test's own marker paths with
 open, openat and openat2; check what was reported, exactly."""
-import contextlib
 import json
 import os
 import platform
@@ -13,9 +12,9 @@ import uuid
 
 import pytest
 
-from pathlib import Path
 
-from conftest import ROOT, Tool, cgroup2_root, json_lines, loss_record, run, tool_path
+from conftest import (ROOT, Tool, json_lines, loss_record, own_cgroup, run, scratch_cgroup,
+                      tool_path)
 
 PYTHON = "/usr/bin/python3"
 RDONLY = os.O_RDONLY | os.O_CLOEXEC
@@ -758,22 +757,9 @@ def test_sigint_during_storm_ends_it(tmp_path):
     assert re.search(r"opensnoop: lost \d+ events: the ring buffer was full", err), err
 
 
-def own_cgroup():
-    """The test's own cgroup v2 path, which its children start in."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
-@contextlib.contextmanager
 def workload_cgroup():
-    """A cgroup v2 directory of the test's own, under the root; removed
-    after (its tasks have exited by then)."""
-    cg = Path(cgroup2_root()) / f"tk-opensnoop-{os.getpid()}"
-    cg.mkdir()
-    try:
-        yield cg
-    finally:
-        cg.rmdir()
+    """A cgroup v2 directory of the test's own (conftest.scratch_cgroup)."""
+    return scratch_cgroup(f"tk-opensnoop-{os.getpid()}")
 
 
 def test_print_cgroup_text_column(existing):

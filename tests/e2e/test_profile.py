@@ -20,12 +20,11 @@ loaded host, so the lower bound is 50% below."""
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root,
-                      elf_functions, json_lines, loss_record, next_instruction_offsets, run,
+from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root, elf_functions,
+                      json_lines, loss_record, next_instruction_offsets, own_cgroup, run,
                       tool_path)
 
 PROGS = ROOT / "tests/e2e/progs"
@@ -585,26 +584,6 @@ def test_address_and_offset_show_where_each_frame_is(progs):
 
 
 # ---- --print-cgroup: each cgroup's samples apart ----
-
-def own_cgroup():
-    """The test's cgroup v2 path, where a workload it starts runs."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
-@pytest.fixture
-def cgroup():
-    """A cgroup for the test, removed after it: (its directory, its path
-    as --print-cgroup shows it). Its name holds a ';' and a space, which
-    must not break a folded line."""
-    name = f"tk-profile;cg {os.getpid()}"
-    d = Path(cgroup2_root()) / name
-    d.mkdir()
-    try:
-        yield d, "/" + name
-    finally:
-        d.rmdir()
-
 
 CGROUP_LINE = "    cgroup           "
 

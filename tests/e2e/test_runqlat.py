@@ -31,8 +31,8 @@ from datetime import datetime
 
 import pytest
 
-from conftest import (EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines, loss_record,
-                      only_child, run, tool_path)
+from conftest import (EMULATED_CPU, Tool, agent_switches, cgroup2_root, json_lines,
+                      loss_record, only_child, own_cgroup, run, scratch_cgroup, tool_path)
 
 SLEEPS = 30
 SPIN_MS = 20
@@ -410,24 +410,13 @@ def test_cgroup_filter():
     assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
 
 
-def own_cgroup():
-    """The test's own cgroup v2 path ("/" on this host)."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
 @contextlib.contextmanager
 def new_cgroup(tag):
     """A cgroup v2 directory of the test's own under the root: yields its
     path below the root (as --print-cgroup names it) and its directory.
     Removed at the end: its workloads must have ended by then."""
-    name = f"/tk-runqlat-{tag}-{os.getpid()}"
-    path = cgroup2_root() + name
-    os.mkdir(path)
-    try:
-        yield name, path
-    finally:
-        os.rmdir(path)
+    with scratch_cgroup(f"tk-runqlat-{tag}-{os.getpid()}") as d:
+        yield "/" + d.name, str(d)
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])

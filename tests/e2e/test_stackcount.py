@@ -14,14 +14,12 @@ import select
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_annotated,
-                      assert_no_kernel_function_tracing, cgroup2_root, elf_functions, has_ksym,
-                      json_lines, kernel_fn, loss_record, next_instruction_offsets,
-                      require, run, tool_path)
+from conftest import (ROOT, Tool, assert_annotated, assert_no_kernel_function_tracing,
+                      elf_functions, has_ksym, json_lines, kernel_fn, loss_record,
+                      next_instruction_offsets, own_cgroup, require, run, tool_path, wait_noted)
 
 PROGS = ROOT / "tests/e2e/progs"
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
@@ -146,22 +144,6 @@ def trace(args, path, cmds, env=None):
             out, err, rc = tool.stop()
     assert rc == 0, err
     return out, err, t.pid
-
-
-def wait_noted(tool_pid, binary, timeout=10):
-    """Until stackcount has noted the workload: its symbolizer then holds
-    the workload's executable open (stackcount notes a process when it
-    counts its first stack, while the process runs)."""
-    deadline = time.monotonic() + timeout
-    fds = Path(f"/proc/{tool_pid}/fd")
-    while time.monotonic() < deadline:
-        try:
-            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
-                return
-        except FileNotFoundError:
-            pass  # an fd closed while we looked
-        time.sleep(0.01)
-    pytest.fail(f"stackcount did not open {binary} within {timeout} s")
 
 
 def folded(out):
@@ -933,26 +915,6 @@ def test_kernel_pattern_without_kprobes_fails_in_one_line():
 
 
 # ---- --print-cgroup: each cgroup's stacks apart ----
-
-def own_cgroup():
-    """The test's cgroup v2 path, where a workload it starts runs."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
-@pytest.fixture
-def cgroup():
-    """A cgroup for the test, removed after it: (its directory, its path
-    as --print-cgroup shows it). Its name holds a ';' and a space, which
-    must not break a folded line."""
-    name = f"tk-stackcount;cg {os.getpid()}"
-    d = Path(cgroup2_root()) / name
-    d.mkdir()
-    try:
-        yield d, "/" + name
-    finally:
-        d.rmdir()
-
 
 def report_entries(out):
     """bcc's report as [(frames innermost first, [the lines after the

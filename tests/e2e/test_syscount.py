@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from conftest import Tool, cgroup2_root, json_lines, loss_record, only_child, run, tool_path
+from conftest import (Tool, cgroup2_root, cgroup_of, json_lines, loss_record, only_child, run,
+                      tool_path)
 
 UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
 OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
@@ -500,11 +501,6 @@ def made_cgroup(tag):
 def move_to(cgroup_dir, pid):
     with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as f:
         f.write(str(pid))
-
-
-def cgroup_of(pid):
-    with open(f"/proc/{pid}/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
 
 
 def cgroup_id(path):

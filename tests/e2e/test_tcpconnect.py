@@ -1,5 +1,4 @@
 """tcpconnect: the loopback connects a helper process makes, exactly."""
-import contextlib
 import os
 import re
 import socket
@@ -8,12 +7,12 @@ import subprocess
 import sys
 import threading
 import uuid
-from pathlib import Path
 
 import pytest
 
 from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, json_lines,
-                      kernel_has, loss_record, require, run, tool_path)
+                      kernel_has, loss_record, own_cgroup, require, run, scratch_cgroup,
+                      tool_path)
 
 METHODS = ["fentry", "kprobe"]
 EXIT_METHOD = {"fentry": "fexit", "kprobe": "kretprobe"}
@@ -669,22 +668,9 @@ def test_usage_errors(args, words):
         assert w in r.stderr, r.stderr
 
 
-def own_cgroup():
-    """The test's own cgroup v2 path, which its children start in."""
-    with open("/proc/self/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
-
-
-@contextlib.contextmanager
 def workload_cgroup():
-    """A cgroup v2 directory of the test's own, under the root; removed
-    after (its tasks have exited by then)."""
-    cg = Path(cgroup2_root()) / f"tk-tcpconnect-{os.getpid()}"
-    cg.mkdir()
-    try:
-        yield cg
-    finally:
-        cg.rmdir()
+    """A cgroup v2 directory of the test's own (conftest.scratch_cgroup)."""
+    return scratch_cgroup(f"tk-tcpconnect-{os.getpid()}")
 
 
 def cgroup_cell(path):

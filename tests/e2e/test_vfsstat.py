@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, json_lines,
-                      kernel_has, loss_record, require, run, tool_path)
+from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, cgroup_of,
+                      json_lines, kernel_has, loss_record, require, run, tool_path)
 
 METHODS = ["fentry", "kprobe"]
 # Probe name: kernel function (x86_64).
@@ -360,11 +360,6 @@ B_COUNTS = (200, 100, 10, 50, 5)
 def b_expected():
     r, w, f, o, c = B_COUNTS
     return {"read": r + 1, "write": w + 1, "fsync": 2 * f, "open": o, "create": c}
-
-
-def cgroup_of(pid):
-    with open(f"/proc/{pid}/cgroup") as f:
-        return [l[3:].strip() for l in f if l.startswith("0::")][0]
 
 
 def traced_in_cgroup(helper, tmpfs, args, method=None):
