@@ -294,6 +294,14 @@ def test_run_as_user(tmp_path):
     assert (rec["argv"], rec["uid"]) == (["id", "-u"], nobody)
 
 
+def test_run_as_user_has_none_of_the_tools_capabilities():
+    r = run("execsnoop", "-o", "/dev/null", "--run-as", "nobody", "--", "grep",
+            "^Cap[IPEA]", "/proc/self/status")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.split() == ["CapInh:", "0" * 16, "CapPrm:", "0" * 16, "CapEff:", "0" * 16,
+                                "CapAmb:", "0" * 16]
+
+
 @pytest.mark.parametrize("command, status, words", [
     (["no-such-command-tk"], 127, "cannot run 'no-such-command-tk': command not found"),
     (["/no/such/file"], 127, "cannot run '/no/such/file': No such file or directory"),
