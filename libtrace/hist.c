@@ -238,10 +238,8 @@ void tk_hist_json_linear(struct tk_json *j, const unsigned long long *vals,
 void tk_hist_print_cgroup_label(FILE *f, bool after_key,
 				unsigned long long cgroup_id)
 {
-	const char *path = tk_cgroup_path(cgroup_id);
-
 	fputs(after_key ? ", cgroup = " : "cgroup = ", f);
-	tk_print_safe(f, path, strlen(path));
+	tk_print_cgroup(f, cgroup_id, 0);
 }
 
 int tk_hist_cgroup_cmp(unsigned long long a, unsigned long long b)

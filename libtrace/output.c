@@ -138,6 +138,10 @@ void tk_print_cgroup(FILE *f, unsigned long long id, int width)
 {
 	const char *path = tk_cgroup_path(id);
 
+	if (!width) {   /* the last column: nothing after it */
+		tk_print_safe(f, path, strlen(path));
+		return;
+	}
 	tk_print_safe_padded(f, path, strlen(path), width);
 	fputc(' ', f);
 }

@@ -36,7 +36,8 @@ void tk_print_cell(FILE *f, const struct tk_col *col, int last,
 
 /* --print-cgroup (tk_opts.filter.cgroup_ids): the CGROUP column, the
  * path of the cgroup with this id (libtrace/cgroups.h) padded to width
- * (a longer path is printed whole), then one space; and the "cgroup"
+ * (a longer path is printed whole), then one space; width 0: the last
+ * column, neither padded nor followed by a space. And the "cgroup"
  * member of a JSON record. */
 #define TK_CGROUP_HEADER "CGROUP"
 #define TK_CGROUP_WIDTH 24

@@ -680,10 +680,8 @@ static void print_report_frame(const struct frames *f, int i,
  * "-  comm (pid)" line or in its place. */
 static void print_report_cgroup(const struct entry *e)
 {
-	const char *path = tk_cgroup_path(e->cgroup_id);
-
 	printf("    %-16s ", "cgroup");
-	tk_print_safe(stdout, path, strlen(path));
+	tk_print_cgroup(stdout, e->cgroup_id, 0);
 	putchar('\n');
 }
 

@@ -320,14 +320,6 @@ static void print_json(const struct row *r, long seq)
 	tk_json_end(&j);
 }
 
-/* The path of a cgroup, as the last thing on its line. */
-static void print_cgroup_path(unsigned long long id)
-{
-	const char *path = tk_cgroup_path(id);
-
-	tk_print_safe(stdout, path, strlen(path));
-}
-
 /* libbpf-tools' columns: "%-22s %8s %16s", "PID    COMM" in the first.
  * CGROUP comes last: a path of any length leaves the others aligned. */
 static void print_table(const struct row *rows, size_t n)
@@ -372,7 +364,7 @@ static void print_table(const struct row *rows, size_t n)
 			tk_print_cell(stdout, &time, !cg, "%.3f",
 				      r->v.total_ns / (env.millis ? 1e6 : 1e3));
 		if (cg)
-			print_cgroup_path(r->cgroup);
+			tk_print_cgroup(stdout, r->cgroup, 0);
 		putchar('\n');
 	}
 }
@@ -493,7 +485,7 @@ static void print_summary_per_cgroup(struct row *rows, size_t n, long seq)
 			if (i)
 				putchar('\n');
 			printf("cgroup = ");
-			print_cgroup_path(g[i].cgroup);
+			tk_print_cgroup(stdout, g[i].cgroup, 0);
 			putchar('\n');
 		}
 		print_rows(rows + g[i].first, g[i].n, seq);

@@ -100,10 +100,8 @@ static void print_counts(const unsigned long long *delta, unsigned long long cgr
 		printf(" %8llu", secs > 0 ? (unsigned long long)(delta[i] / secs + 0.5)
 					  : delta[i]);
 	if (tk_opts.filter.cgroup_ids) {
-		const char *path = tk_cgroup_path(cgroup);
-
 		putchar(' ');
-		tk_print_safe(stdout, path, strlen(path));
+		tk_print_cgroup(stdout, cgroup, 0);
 	}
 	putchar('\n');
 }
