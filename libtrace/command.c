@@ -258,25 +258,26 @@ fail:
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/* Put the ready child where the task filter sees it. */
+/* Put the ready child where the task filter sees it: the followed set,
+ * or the transient cgroup (with --all, nowhere). */
 static void admit(pid_t pid)
 {
 	char procs[PATH_MAX + 16];
-	int e = 0;
+	int e;
 
-	if (tk_opts.filter.follow && (e = -tk_filter_follow_pid(pid)) == 0)
-		return;
-	if (!e && cgroup_dir[0]) {
+	if (tk_opts.filter.follow) {
+		e = -tk_filter_follow_pid(pid);
+	} else if (cgroup_dir[0]) {
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
-		if (tk_cgroup_move(procs, pid) == 0)
-			return;
-		e = errno;
+		e = tk_cgroup_move(procs, pid) ? errno : 0;
+	} else {
+		return;
 	}
-	if (!e)
-		return;   /* --all: nothing to do */
-	kill(pid, SIGKILL);
-	tk_fail("cannot put COMMAND where it is traced (%s): %s",
-		tk_opts.filter.follow ? "the followed set" : cgroup_dir, strerror(e));
+	if (e) {
+		kill(pid, SIGKILL);
+		tk_fail("cannot put COMMAND where it is traced (%s): %s",
+			tk_opts.filter.follow ? "the followed set" : cgroup_dir, strerror(e));
+	}
 }
 
 static void start_command(void)
