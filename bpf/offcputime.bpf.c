@@ -93,7 +93,7 @@ next:
 		return 0;
 	delta = (now - sp->ts) / 1000;
 	if (now > sp->ts && delta >= min_block_us && delta <= max_block_us)
-		tk_stack_add(ctx, &sp->key, delta);
+		tk_stack_add(ctx, &sp->key, delta, next);
 	bpf_map_delete_elem(&start, &tid);
 	return 0;
 }

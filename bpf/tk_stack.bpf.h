@@ -36,11 +36,19 @@ struct {
 	__type(value, u64);
 } tk_stack_errs SEC(".maps");
 
-/* When each process's pid event was last sent (TK_STACK_RENOTE_NS). */
+/* When each process's pid event was last sent (TK_STACK_RENOTE_NS), and
+ * the address space it had then: exec gives a process a new mm (the new
+ * one is allocated while the old lives, so the two never share an
+ * address), which is how a new image is told from new code in the old. */
+struct tk_stack_noted_val {
+	u64 when;
+	u64 mm;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, u32);
-	__type(value, u64);
+	__type(value, struct tk_stack_noted_val);
 	__uint(max_entries, 4096);
 } tk_stack_noted SEC(".maps");
 
@@ -83,26 +91,34 @@ static __always_inline void tk_stack_key_fill(void *ctx,
 		tk_stack_id(ctx, flags) : TK_STACK_NOT_TAKEN;
 }
 
-/* Tell userspace about tgid, unless told within TK_STACK_RENOTE_NS. Two
- * CPUs may both send: the reader copes with a duplicate. */
-static __always_inline void tk_stack_note(void *ctx, u32 tgid)
+/* Tell userspace about tgid, whose task is task, unless told within
+ * TK_STACK_RENOTE_NS while it ran the same image. Two CPUs may both
+ * send: the reader copes with a duplicate. */
+static __always_inline void tk_stack_note(void *ctx, u32 tgid,
+					  struct task_struct *task)
 {
 	struct tk_stack_pid_event ev = { .tgid = tgid };
-	u64 now = bpf_ktime_get_ns(), *last;
+	struct tk_stack_noted_val now = {
+		.when = bpf_ktime_get_ns(),
+		.mm = (u64)BPF_CORE_READ(task, mm),
+	}, *last;
 
 	last = bpf_map_lookup_elem(&tk_stack_noted, &tgid);
-	if (last && now - *last < TK_STACK_RENOTE_NS)
+	if (last && last->mm != now.mm)
+		ev.flags = TK_STACK_PID_EXEC;
+	else if (last && now.when - last->when < TK_STACK_RENOTE_NS)
 		return;
 	bpf_map_update_elem(&tk_stack_noted, &tgid, &now, BPF_ANY);
 	tk_emit(ctx, &ev, sizeof(ev));
 }
 
-/* Add weight to key's count. The first count of a key tells userspace
- * about its process (tk_stack_pid_event), so that its mappings are
- * read while it still runs. A full counts map is a counted loss. */
+/* Add weight to key's count; task is the key's (the current task, or
+ * sched_switch's next in offcputime). The first count of a key tells
+ * userspace about its process (tk_stack_pid_event), so that its mappings
+ * are read while it still runs. A full counts map is a counted loss. */
 static __always_inline void tk_stack_add(void *ctx,
 					 const struct tk_stack_key *key,
-					 u64 weight)
+					 u64 weight, struct task_struct *task)
 {
 	u64 *n = bpf_map_lookup_elem(&tk_stack_counts, key);
 	long err;
@@ -123,7 +139,7 @@ static __always_inline void tk_stack_add(void *ctx,
 		return;
 	}
 	if (key->tgid && key->user_stack_id >= 0)
-		tk_stack_note(ctx, key->tgid);
+		tk_stack_note(ctx, key->tgid, task);
 }
 
 #endif

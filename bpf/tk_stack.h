@@ -48,8 +48,17 @@ enum tk_stack_err {
  * times a second on a many-function workload. */
 #define TK_STACK_RENOTE_NS (50 * 1000 * 1000ULL)
 
+/* flags: the process runs another image (it exec'ed) since it was last
+ * noted. Its stacks from now on are in mappings userspace has not read,
+ * and the rate limit above would hold the new notice back for up to
+ * TK_STACK_RENOTE_NS: long enough for a short COMMAND to exec, run and
+ * exit unread (seen under QEMU's TCG, where a spinner's samples all fall
+ * on one address and so make one new key only). */
+#define TK_STACK_PID_EXEC 1
+
 struct tk_stack_pid_event {
 	unsigned int tgid;
+	unsigned int flags;
 };
 
 #endif

@@ -218,7 +218,8 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	(void)ctx;
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
-	if (note_due(ev->tgid))
+	/* After an exec, at once: the new image's stacks have begun. */
+	if (note_due(ev->tgid) || (ev->flags & TK_STACK_PID_EXEC))
 		tk_syms_note_pid(symbolizer(), ev->tgid);
 	return 0;
 }

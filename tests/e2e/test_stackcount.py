@@ -209,6 +209,34 @@ def test_process_that_exited_still_symbolizes(progs, kind):
     assert err == ""
 
 
+def test_stacks_after_an_exec_symbolize(progs):
+    """A process noted in one image execs another, whose stacks lie in
+    mappings the tool has not read. Its first new stack sends a notice at
+    once (the kernel side tells an exec by the new address space), not
+    after the 50 ms rate limit: before, a COMMAND sampled before its exec
+    (profile -- COMMAND) that ran and exited within the limit printed
+    only [unknown] frames (seen under TCG). Each image's stacks
+    symbolize, the second's after it exited."""
+    pie, nopie = progs["pie"], progs["nopie"]
+    with Target(pie) as t:
+        with Tool("stackcount", "-f", "-U", "-P", "-p", t.pid,
+                  "t:syscalls:sys_enter_getppid") as tool:
+            t.send("getppid 5")
+            wait_noted(tool.proc.pid, pie)
+            t.proc.stdin.write(f"exec {nopie}\n")
+            t.proc.stdin.flush()
+            assert t.proc.stdout.readline() == "ready\n"
+            t.send("getppid 7")
+            wait_noted(tool.proc.pid, nopie)
+            t.finish()
+            out, err, rc = tool.stop()
+    assert rc == 0 and err == "", err
+    lines = folded(out)
+    assert sorted(lines.values()) == [5, 7], out
+    for stack in lines:
+        assert ends_with(stack, GETPPID) and "[unknown]" not in stack, out
+
+
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
 def test_two_call_sites_are_two_stacks(progs, kind):
     path = progs[kind]

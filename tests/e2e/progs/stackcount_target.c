@@ -12,6 +12,8 @@
  *   fsync N      main -> sys_outer -> sys_middle -> do_fsync: the fsync
  *                syscall on fd -1 (EBADF, past the syscall's entry
  *                point), N times
+ *   exec PATH    execs PATH (another build of this program, which says
+ *                "ready" and reads on from the same stdin)
  *
  * The syscalls are made by inline "syscall" instructions inside the
  * named functions, not through libc's wrappers (built without frame
@@ -120,13 +122,17 @@ NOINLINE void sys_outer(long n, void (*fn)(void))
 
 int main(void)
 {
-	char line[128], cmd[32];
+	char line[256], cmd[32], path[200];
 	long n, m;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
 		m = 0;
+		if (sscanf(line, "exec %199s", path) == 1) {
+			execl(path, path, (char *)NULL);
+			return 3;
+		}
 		if (sscanf(line, "%31s %ld %ld", cmd, &n, &m) < 2)
 			return 2;
 		if (!strcmp(cmd, "calls"))
