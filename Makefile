@@ -15,7 +15,8 @@
 #   make install    the tools, tracekitd, its unit and default config
 #                   (PREFIX=/usr/local, DESTDIR for staging)
 #   make fuzz       fuzz the JSON escaper, the symbol-file parsers, the
-#                   function matcher and tracekitd's config reader
+#                   function matcher, the probe language's parser and
+#                   tracekitd's config reader
 #                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
 ARCH := $(shell uname -m)
@@ -40,7 +41,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
 # Tools without a BPF object of their own (tracekit-doctor).
 PLAIN_TOOLS := $(filter-out $(TOOLS),$(patsubst tools/%.c,%,$(wildcard tools/*.c)))
-LIBTRACE_SRC := $(wildcard libtrace/*.c)
+LIBTRACE_SRC := $(wildcard libtrace/*.c libtrace/*/*.c)
 LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
 	$(OBJ)/libtrace/syscall_table.o
 LIBTRACE := $(OBJ)/libtrace.a
@@ -92,6 +93,7 @@ $(OBJ)/libtrace/syscall_table.o: $(OBJ)/libtrace/syscall_table.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(OBJ)/libtrace/%.o: libtrace/%.c | $(OBJ)/libtrace
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBTRACE): $(LIBTRACE_OBJ)
@@ -175,6 +177,7 @@ fuzz_src_config := tools/tracekitd/config.c
 fuzz_src_funcmatch := libtrace/funcmatch.c libtrace/functarget.c libtrace/errf.c
 fuzz_libs_funcmatch := -lelf
 fuzz_libs_config := -linih
+fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c
 fuzz_src_dns := libtrace/dns.c
 fuzz_libs_dns := -lresolv
 
