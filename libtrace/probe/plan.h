@@ -1,0 +1,73 @@
+/* From a parsed probe (spec.h) to its plan (bpf/tk_plan.h): names are
+ * resolved against what the probe sees (a tracepoint's fields, a kernel
+ * function's arguments from BTF, builtins, kernel symbols), members and
+ * casts against BTF's types, and every expression is typed, so that an
+ * error names the place and the closest names that exist, before
+ * anything is loaded. */
+#ifndef TK_PROBE_PLAN_H
+#define TK_PROBE_PLAN_H
+
+#include <bpf/btf.h>
+#include <stdbool.h>
+
+#include "probe/spec.h"
+#include "tk_plan.h"
+
+/* A tracepoint field, as its format file declares it:
+ * "field:struct hrtimer * hrtimer; offset:8; size:8; signed:0;" is
+ * { "hrtimer", "struct hrtimer *", 8, 8, 0, false, false }. */
+struct tk_plan_field {
+	const char *name;
+	const char *type;   /* without the name and the [N] */
+	int offset, size;
+	int array;          /* elements of "char comm[16]"; 0: not an array */
+	bool is_signed;
+	bool data_loc;      /* __data_loc char[] */
+};
+
+/* What the probe sees. */
+struct tk_plan_ctx {
+	enum tk_probe_kind kind;
+	const char *what;                      /* "timer:hrtimer_expire_entry",
+						* "vfs_read": for messages */
+	const struct btf *btf;                 /* kernel BTF; NULL: none */
+	const struct tk_plan_field *fields;    /* a tracepoint's */
+	int nfields;
+	int func_id;                           /* BTF FUNC of k:/kr:, or 0 */
+	/* A kernel symbol's address, 0 when there is none. */
+	unsigned long long (*ksym)(const char *name, void *arg);
+	void *ksym_arg;
+};
+
+enum tk_plan_kind {
+	TK_PV_INT,   /* an integer: size, is_signed */
+	TK_PV_PTR,   /* an address (printed by %s as a symbol) */
+	TK_PV_STR,   /* a string */
+};
+
+/* One value of the format. */
+struct tk_plan_value {
+	enum tk_plan_kind kind;
+	int size;
+	bool is_signed;
+	int fetch;   /* the fetch that gives it, or -1 */
+	int prog;    /* else the program that computes it: start in insn */
+};
+
+struct tk_plan {
+	struct tk_fetch fetch[TK_PLAN_FETCHES];
+	int nfetch;
+	struct tk_insn insn[TK_PLAN_INSNS];
+	int ninsn;
+	char str[TK_PLAN_STRS][TK_PLAN_STR_LEN];
+	int nstr;
+	int filter;  /* start of the filter's program; -1: none */
+	struct tk_plan_value value[TK_PROBE_MAX_ARGS];
+	int nvalues;
+};
+
+/* 0, or -EINVAL with err (its pos in the probe's text). */
+int tk_plan_build(const struct tk_plan_ctx *ctx, const struct tk_probe_spec *spec,
+		  struct tk_plan *plan, struct tk_perr *err);
+
+#endif
