@@ -58,7 +58,7 @@ static const int multi_rank[] = { -1, 1, 0 };
 #define MAX_RANKS 3
 
 
-#define MAX_FAMILIES 32
+#define MAX_FAMILIES 64  /* trace: 8 probe slots of 5 families each */
 #define MAX_TARGETS 8
 #define MAX_LINKS 4096  /* perf events: one per CPU */
 
