@@ -61,21 +61,31 @@ static size_t note(unsigned char *buf, bool elf64, unsigned long long pc,
 	return 3 * a + slen;
 }
 
+/* Parse the note and expect exactly these fields. */
+static void expect(const unsigned char *buf, size_t len, bool elf64,
+		   const char *provider, const char *name, const char *args,
+		   unsigned long long pc, unsigned long long base,
+		   unsigned long long sema)
+{
+	struct tk_usdt_probe p;
+
+	assert_int_equal(tk_usdt_note_parse(buf, len, elf64, &p), 0);
+	assert_string_equal(p.provider, provider);
+	assert_string_equal(p.name, name);
+	assert_string_equal(p.args, args);
+	assert_true(p.pc == pc && p.addr == pc);
+	assert_true(p.base == base && p.sema == sema);
+	free(p.strings);
+}
+
 static void test_parse_elf64(void **state)
 {
 	static const char s[] = "prov\0name\0" "8@%rax -4@%edx";
 	unsigned char buf[128];
 	size_t len = note(buf, true, 0x4f20a1, 0x8cc5a0, 0xa84260, s, sizeof(s));
-	struct tk_usdt_probe p;
 
 	(void)state;
-	assert_int_equal(tk_usdt_note_parse(buf, len, true, &p), 0);
-	assert_string_equal(p.provider, "prov");
-	assert_string_equal(p.name, "name");
-	assert_string_equal(p.args, "8@%rax -4@%edx");
-	assert_true(p.pc == 0x4f20a1 && p.addr == 0x4f20a1);
-	assert_true(p.base == 0x8cc5a0 && p.sema == 0xa84260);
-	free(p.strings);
+	expect(buf, len, true, "prov", "name", "8@%rax -4@%edx", 0x4f20a1, 0x8cc5a0, 0xa84260);
 }
 
 static void test_parse_elf32_no_args(void **state)
@@ -83,15 +93,9 @@ static void test_parse_elf32_no_args(void **state)
 	static const char s[] = "p\0n\0";
 	unsigned char buf[64];
 	size_t len = note(buf, false, 0x1234, 0, 0, s, sizeof(s));  /* "p\0n\0\0" */
-	struct tk_usdt_probe p;
 
 	(void)state;
-	assert_int_equal(tk_usdt_note_parse(buf, len, false, &p), 0);
-	assert_string_equal(p.provider, "p");
-	assert_string_equal(p.name, "n");
-	assert_string_equal(p.args, "");
-	assert_true(p.pc == 0x1234 && p.sema == 0);
-	free(p.strings);
+	expect(buf, len, false, "p", "n", "", 0x1234, 0, 0);
 }
 
 static void test_parse_malformed(void **state)
