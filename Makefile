@@ -15,8 +15,8 @@
 #   make install    the tools, tracekitd, its unit and default config
 #                   (PREFIX=/usr/local, DESTDIR for staging)
 #   make fuzz       fuzz the JSON escaper, the symbol-file parsers, the
-#                   function matcher, the probe language's parser and
-#                   tracekitd's config reader
+#                   function matcher, the probe language's parser, the
+#                   USDT note parser and tracekitd's config reader
 #                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
 ARCH := $(shell uname -m)
@@ -179,6 +179,8 @@ fuzz_libs_funcmatch := -lelf
 fuzz_libs_config := -linih
 fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c
 fuzz_src_dns := libtrace/dns.c
+fuzz_src_usdt := libtrace/usdt.c libtrace/errf.c
+fuzz_libs_usdt := -lelf
 fuzz_libs_dns := -lresolv
 
 $(OBJ)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_src_$$*) | $(OBJ)/fuzz
