@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "raw_syscall.h"
+
 #define NOINLINE __attribute__((noinline))
 
 NOINLINE void fa(void)
@@ -29,25 +31,6 @@ NOINLINE void fb(void)
 NOINLINE void fc(void)
 {
 	__asm__ volatile("" ::: "memory");
-}
-
-static inline __attribute__((always_inline)) long raw_syscall1(long nr, long a0)
-{
-#if defined(__x86_64__)
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a0)
-			 : "rcx", "r11", "memory");
-	return ret;
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a0;
-
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8) : "memory");
-	return x0;
-#else
-	return syscall(nr, a0);
-#endif
 }
 
 static int run(const char *cmd, long n, long m)
