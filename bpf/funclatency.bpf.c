@@ -29,17 +29,13 @@
 #include "tk_cgroup.bpf.h"
 #include "tk_loss.bpf.h"
 #include "tk_filter.bpf.h"
+#include "tk_probe_index.bpf.h"
 
 const volatile unsigned long long unit_ns = 1;  /* 1000 for -u, 1000000 for -m */
 
 /* -F: one histogram per function, hist[i] for function i; how a hit
- * knows its function: the BPF cookie (its index, set at attach) when
- * the kernel has cookies, else (kprobes only) its address, searched in
- * func_addrs (sorted) for the last function starting at or below it. */
-const volatile bool per_func = false;
-const volatile bool use_cookie = false;
-const volatile unsigned int n_funcs = 1;
-const volatile unsigned long long func_addrs[FUNCLATENCY_MAX_FUNCS];
+ * knows its function (its cookie, else a kprobe's address):
+ * tk_probe_index.bpf.h, set by userspace (tk_probe_index_set). */
 
 /* -l: calls nested deeper than this are not timed (bcc: "the outermost
  * n levels"); without -l every level up to FUNCLATENCY_MAX_DEPTH is,
@@ -89,40 +85,6 @@ static __always_inline u32 thread_key(void)
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 
 	return tid ? tid : 0x80000000u | bpf_get_smp_processor_id();
-}
-
-/* The index of the last function at or below ip: a binary search of
- * at most log2(FUNCLATENCY_MAX_FUNCS) + 1 steps. */
-static __always_inline u32 func_by_ip(u64 ip)
-{
-	u32 lo = 0, hi = n_funcs, mid, i;
-
-	for (i = 0; i < FUNCLATENCY_SEARCH_STEPS; i++) {
-		if (hi - lo <= 1)
-			break;
-		mid = (lo + hi) / 2;
-		if (mid >= FUNCLATENCY_MAX_FUNCS)
-			break;
-		if (func_addrs[mid] <= ip)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Which function of the pattern this entry is (0 without -F). The
- * branches not taken are dead code to the verifier (read-only data),
- * so a kernel without bpf_get_attach_cookie loads the program too. */
-static __always_inline u32 func_index(void *ctx, bool kprobe)
-{
-	if (!per_func)
-		return 0;
-	if (use_cookie)
-		return (u32)bpf_get_attach_cookie(ctx);
-	if (kprobe)
-		return func_by_ip(PT_REGS_IP((struct pt_regs *)ctx));
-	return 0;
 }
 
 static __always_inline int on_entry(u32 func)
@@ -217,19 +179,19 @@ int BPF_PROG(entry_fentry)
 SEC("kprobe")
 int BPF_KPROBE(entry_kprobe)
 {
-	return on_entry(func_index(ctx, true));
+	return on_entry(tk_probe_index(ctx, PT_REGS_IP(ctx)));
 }
 
 SEC("kprobe.multi")
 int BPF_KPROBE(entry_kprobe_multi)
 {
-	return on_entry(func_index(ctx, true));
+	return on_entry(tk_probe_index(ctx, PT_REGS_IP(ctx)));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(entry_uprobe)
 {
-	return on_entry(func_index(ctx, false));
+	return on_entry(tk_probe_index(ctx, 0));
 }
 
 /* Loaded as uprobe.multi (TK_TRACE_UPROBE_MULTI): libbpf 1.1 does not
@@ -237,7 +199,7 @@ int BPF_KPROBE(entry_uprobe)
 SEC("uprobe")
 int BPF_KPROBE(entry_uprobe_multi)
 {
-	return on_entry(func_index(ctx, false));
+	return on_entry(tk_probe_index(ctx, 0));
 }
 
 SEC("fexit")

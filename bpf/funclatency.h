@@ -10,11 +10,6 @@
  * or an interrupt calling it again) with each one timed. */
 #define FUNCLATENCY_MAX_DEPTH 16
 
-/* Functions of one pattern (TK_FUNC_LIMIT in libtrace/funcmatch.h), and
- * the steps of a binary search over their addresses. */
-#define FUNCLATENCY_MAX_FUNCS 1000
-#define FUNCLATENCY_SEARCH_STEPS 11
-
 /* Threads inside the function at once. */
 #define FUNCLATENCY_MAX_THREADS 10240
 

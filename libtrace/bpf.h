@@ -94,6 +94,14 @@ void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
 void tk_set_target_tp(const char *family, const char *category,
 		      const char *name);
 
+/* Point the tracepoint probe FAMILY at several tracepoints (tps: names
+ * "category:name", as tk_tracepoints_match makes them): one classic
+ * tracepoint link each (FAMILY_tp), tracepoint i's hits carrying BPF
+ * cookie i when the kernel has cookies. label names them in -v and
+ * --dry-run; tps and label must outlive tk_load. */
+void tk_set_target_tps(const char *family, const struct tk_func_list *tps,
+		       const char *label);
+
 /* tk_load for a program that runs several tracers (tracekitd): where
  * tk_load would exit, this detaches and destroys what it had made, puts
  * the one-line cause in err and returns NULL. */

@@ -3,6 +3,7 @@
 #include "funcmatch.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -323,8 +324,14 @@ int tk_kernel_funcs_addrs(struct tk_func_list *l, const char *kallsyms)
 	for (i = 0; i < l->n; i++)
 		if (!l->v[i].addr)
 			return -ENOENT;
-	qsort(l->v, l->n, sizeof(*l->v), by_addr);
+	tk_func_list_sort_addr(l);
 	return 0;
+}
+
+void tk_func_list_sort_addr(struct tk_func_list *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), by_addr);
 }
 
 /* ---- user functions ---- */
@@ -461,6 +468,117 @@ out:
 		elf_end(elf);
 	close(fd);
 	return ret;
+}
+
+/* ---- tracepoints ---- */
+
+/* The event id of events_dir/cat/name (0: none). */
+static unsigned long long tracepoint_id(const char *events_dir,
+					const char *cat, const char *name)
+{
+	char path[PATH_MAX];
+	unsigned long long id = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/id", events_dir, cat, name);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &id) != 1)
+		id = 0;
+	fclose(f);
+	return id;
+}
+
+/* The tracepoints of category cat matching p, into out; 0 or -ENOMEM. */
+static int match_category(const char *events_dir, const char *cat,
+			  const struct tk_func_pattern *p,
+			  struct tk_func_list *out)
+{
+	char path[PATH_MAX], *full;
+	struct dirent *e;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", events_dir, cat);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    !tk_func_pattern_match(p, e->d_name))
+			continue;
+		if (asprintf(&full, "%s:%s", cat, e->d_name) < 0)
+			ret = -ENOMEM;
+		else
+			ret = add_func(out, full, strlen(full),
+				       tracepoint_id(events_dir, cat, e->d_name));
+		free(full);
+	}
+	closedir(d);
+	return ret;
+}
+
+int tk_tracepoints_match(const char *spec, bool regex, const char *events_dir,
+			 struct tk_func_list *out, char *err, size_t errlen)
+{
+	const char *colon = strchr(spec, ':');
+	struct tk_func_pattern cp, np;
+	char cat[256];
+	struct dirent *e;
+	bool any_cat = false;
+	int ret;
+	DIR *d;
+
+	memset(out, 0, sizeof(*out));
+	out->source = "tracefs events/";
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(cat) ||
+	    !colon[1] || (!regex && strchr(colon + 1, ':')))
+		return tk_errf(err, errlen, -EINVAL,
+			      "expected t:CATEGORY:NAME, such as t:syscalls:sys_enter_get*");
+	snprintf(cat, sizeof(cat), "%.*s", (int)(colon - spec), spec);
+	if (!regex && (strchr(cat, '/') || strchr(colon + 1, '/')))
+		return tk_errf(err, errlen, -EINVAL,
+			      "expected t:CATEGORY:NAME, such as t:syscalls:sys_enter_get*");
+	ret = tk_func_pattern_init(&cp, cat, regex, err, errlen);
+	if (ret)
+		return ret;
+	ret = tk_func_pattern_init(&np, colon + 1, regex, err, errlen);
+	if (ret) {
+		tk_func_pattern_free(&cp);
+		return ret;
+	}
+	d = events_dir ? opendir(events_dir) : NULL;
+	if (!d)
+		ret = tk_errf(err, errlen, -ENOENT,
+			     "cannot list the kernel's tracepoints: tracefs events/ cannot be read");
+	while (d && !ret && (e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    !tk_func_pattern_match(&cp, e->d_name))
+			continue;
+		any_cat = true;
+		ret = match_category(events_dir, e->d_name, &np, out);
+	}
+	if (d)
+		closedir(d);
+	tk_func_pattern_free(&cp);
+	tk_func_pattern_free(&np);
+	if (ret)
+		return ret == -ENOMEM ? tk_errf(err, errlen, ret, "out of memory") : ret;
+	if (!any_cat)
+		return tk_errf(err, errlen, -ENOENT,
+			      "no tracepoint category matches %s'%s' (tracefs events/ lists those this kernel has)",
+			      regex ? "the regex " : "", cat);
+	if (!out->n)
+		return tk_errf(err, errlen, -ENOENT,
+			      "no tracepoint matches %s'%s' in %s (tracefs events/ lists those this kernel has)",
+			      regex ? "the regex " : "", colon + 1, cat);
+	if (out->n > TK_FUNC_LIMIT)
+		return tk_errf(err, errlen, -E2BIG,
+			      "'%s' matches %zu tracepoints, more than %d (bcc's probe limit); narrow the pattern",
+			      spec, out->n, TK_FUNC_LIMIT);
+	sort_unique(out);
+	return (int)out->n;
 }
 
 /* ---- the whole spec ---- */

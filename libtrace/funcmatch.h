@@ -92,6 +92,21 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 
 void tk_func_list_free(struct tk_func_list *l);
 
+/* Sort l by addr (kernel function addresses, tracepoint event ids). */
+void tk_func_list_sort_addr(struct tk_func_list *l);
+
+/* Tracepoints: SPEC is CATEGORY:NAME (what follows bcc's "t:"), each part
+ * a glob or, with regex, a regex (the category ends at the first colon),
+ * matched against events_dir (tracefs's events/, NULL when it cannot be
+ * read). Into out, named "category:name" in name order, addr the event
+ * id (tracefs's id file; 0 when it has none). Returns the number
+ * matched, between 1 and TK_FUNC_LIMIT, or -errno with one line in err:
+ *   -EINVAL  malformed spec or regex
+ *   -ENOENT  no category or no tracepoint matches, no tracefs
+ *   -E2BIG   more than TK_FUNC_LIMIT matched */
+int tk_tracepoints_match(const char *spec, bool regex, const char *events_dir,
+			 struct tk_func_list *out, char *err, size_t errlen);
+
 /* What a tool takes: SPEC, one function ([OBJ:]FUNC, functarget.h) or a
  * pattern ([OBJ:]PATTERN, or anything with regex). One function, or a
  * pattern that matches one, goes into t (l empty); several into l.

@@ -122,6 +122,15 @@ void tk_set_target_tp(const char *family, const char *category,
 						NULL };
 }
 
+void tk_set_target_tps(const char *family, const struct tk_func_list *tps,
+		       const char *label)
+{
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	targets[n_targets++] = (struct target){ family, NULL, label, -1, "",
+						tps };
+}
+
 void tk_bpf_note_libbpf_warning(const char *msg)
 {
 	const char *p = strstr(msg, "prog '"), *q;
@@ -209,6 +218,12 @@ static void exclude_methods(struct family *f)
 	int mr = multi_rank[f->chain];
 	bool multi_ok;
 
+	if (t && t->tp_category && t->funcs) {
+		/* tp_btf takes one target per program, and raw_tp links
+		 * carry no cookie (before 6.10): the classic tracepoint. */
+		f->avail[CH_TP] &= ~3u;
+		return;
+	}
 	if (mr < 0 || (t && t->tp_category))
 		return;
 	if (!t || !t->funcs) {
@@ -353,10 +368,11 @@ static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
 
 	prog_method(prog, &f);
 	if (f && f->target && f->target->funcs)
-		snprintf(buf, size, "%s%s%s (%zu functions)",
+		snprintf(buf, size, "%s%s%s (%zu %s)",
 			 f->target->binary ? f->target->binary : "",
 			 f->target->binary ? ":" : "", f->target->func,
-			 f->target->funcs->n);
+			 f->target->funcs->n,
+			 f->target->tp_category ? "tracepoints" : "functions");
 	else if (f && f->target && f->target->binary)
 		snprintf(buf, size, "%s:%s", f->target->binary, f->target->func);
 	else if (f && f->target && f->target->tp_category)
@@ -605,7 +621,17 @@ static int attach_multi(struct bpf_program *prog, const struct method *m,
 		for (i = 0; !err && i < l->n; i++) {
 			struct bpf_link *link;
 
-			if (m->chain == CH_KFUNC) {
+			if (m->chain == CH_TP) {
+				LIBBPF_OPTS(bpf_tracepoint_opts, to,
+					    .bpf_cookie = cookies ? i : 0);
+				char cat[256];
+				const char *colon = strchr(l->v[i].name, ':');
+
+				snprintf(cat, sizeof(cat), "%.*s",
+					 (int)(colon - l->v[i].name), l->v[i].name);
+				link = bpf_program__attach_tracepoint_opts(prog,
+						cat, colon + 1, &to);
+			} else if (m->chain == CH_KFUNC) {
 				LIBBPF_OPTS(bpf_kprobe_opts, ko, .retprobe = m->ret,
 					    .bpf_cookie = cookies ? i : 0);
 

@@ -2,6 +2,11 @@
  * that libbpf 1.1 cannot make (see multiattach.h). */
 #include "multiattach.h"
 
+#include "bpf.h"
+#include "funcmatch.h"
+#include "setup.h"
+#include "tk_probe_index.h"
+
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
@@ -138,4 +143,54 @@ void tk_raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+int tk_probe_index_set(struct bpf_object *obj, const struct tk_func_list *l)
+{
+	unsigned by = TK_PROBE_ONE, n = l->n;
+	unsigned long long keys[TK_PROBE_MAX] = { 0 };
+	size_t i;
+	int err;
+
+	if (l->n < 2)
+		return 0;
+	if (l->n > TK_PROBE_MAX)
+		return -E2BIG;
+	if (tk_attach_cookies()) {
+		by = TK_PROBE_COOKIE;
+	} else if (!l->binary[0]) {
+		by = TK_PROBE_KEY;
+		for (i = 0; i < l->n; i++)
+			keys[i] = l->v[i].addr;
+		err = tk_set_rodata(obj, "tk_probe_keys", keys, sizeof(keys));
+		if (err)
+			return err;
+	}
+	err = tk_set_rodata(obj, "tk_probe_n", &n, sizeof(n));
+	return err ? err : tk_set_rodata(obj, "tk_probe_by", &by, sizeof(by));
+}
+
+void tk_probe_index_plan(struct tk_func_list *l, bool tracepoints,
+			 const char *what)
+{
+	size_t i;
+
+	if (l->n < 2 || tk_attach_cookies())
+		return;
+	if (l->binary[0])
+		tk_fail("%s over several user functions needs BPF cookies (bpf_get_attach_cookie, Linux 5.15): a hit's address differs in each process (ASLR); use a kernel with them, or one function per run",
+			what);
+	if (tracepoints) {
+		for (i = 0; i < l->n; i++)
+			if (!l->v[i].addr)
+				tk_fail("%s over several tracepoints needs BPF cookies (Linux 5.15) or their event ids, and tracefs has none for %s",
+					what, l->v[i].name);
+		tk_func_list_sort_addr(l);
+		tk_info("no BPF cookies in this kernel: a hit's tracepoint is found by its event id");
+		return;
+	}
+	if (tk_kernel_funcs_addrs(l, "/proc/kallsyms"))
+		tk_fail("%s needs the addresses of the kernel's functions on a kernel without BPF cookies, and /proc/kallsyms hides them (kernel.kptr_restrict); run as root with kptr_restrict < 2",
+			what);
+	tk_info("no BPF cookies in this kernel: a hit's function is found by its address");
 }

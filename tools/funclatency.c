@@ -160,21 +160,6 @@ static void resolve(void)
 			       tk_opts.filter.tgid > 0 ? "pid" : "tid", (int)pid);
 }
 
-/* Several functions, each hit knowing its own (-F): by its BPF cookie,
- * else for kprobes by its address (funcs sorted by address); a uprobe's
- * address differs in each process that maps the file (ASLR), so user
- * functions need cookies. */
-static void plan_per_function(void)
-{
-	if (!env.per_func || funcs.n < 2 || tk_attach_cookies())
-		return;
-	if (funcs.binary[0])
-		tk_fail("-F over several user functions needs BPF cookies (bpf_get_attach_cookie, Linux 5.15): a hit's address differs in each process (ASLR); use a kernel with them, or one function per run");
-	if (tk_kernel_funcs_addrs(&funcs, "/proc/kallsyms"))
-		tk_fail("-F needs the addresses of the kernel's functions on a kernel without BPF cookies, and /proc/kallsyms hides them (kernel.kptr_restrict); run as root with kptr_restrict < 2");
-	tk_info("no BPF cookies in this kernel: a hit's function is found by its address");
-}
-
 static bool several(void)
 {
 	return funcs.n > 1;
@@ -394,7 +379,6 @@ static void print_interval(struct funclatency_bpf *skel)
 static int configure(void *s, void *ctx)
 {
 	struct funclatency_bpf *skel = s;
-	size_t i;
 	int err;
 
 	(void)ctx;
@@ -403,13 +387,8 @@ static int configure(void *s, void *ctx)
 		skel->rodata->max_level = env.level;
 		skel->rodata->level_set = true;
 	}
-	if (n_hists() > 1) {
-		skel->rodata->per_func = true;
-		skel->rodata->use_cookie = tk_attach_cookies();
-		skel->rodata->n_funcs = funcs.n;
-		for (i = 0; !funcs.binary[0] && i < funcs.n; i++)
-			skel->rodata->func_addrs[i] = funcs.v[i].addr;
-	}
+	if (n_hists() > 1 && (err = tk_probe_index_set(skel->obj, &funcs)))
+		return err;
 	/* The histogram map not used gets one entry. */
 	if (tk_opts.filter.cgroup_ids)
 		return bpf_map__set_max_entries(skel->maps.hist, 1);
@@ -434,7 +413,8 @@ int main(int argc, char **argv)
 	binary = target.binary[0] ? target.binary : NULL;
 	pid = tk_filter_attach_pid();
 	if (several()) {
-		plan_per_function();
+		if (env.per_func)
+			tk_probe_index_plan(&funcs, false, "-F");
 		binary = funcs.binary[0] ? funcs.binary : NULL;
 		tk_set_target_multi("entry", &funcs, pattern, binary ? pid : -1);
 		tk_set_target_multi("exit", &funcs, pattern, binary ? pid : -1);

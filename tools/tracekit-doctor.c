@@ -24,6 +24,9 @@ static const struct {
 	{ "stackcount", "stackcount (tracepoint)", { "t:sched:sched_switch" } },
 	{ "stackcount", "stackcount (kernel function)", { "vfs_read" } },
 	{ "stackcount", "stackcount (user function)", { "c:getpid" } },
+	{ "funccount", "funccount (tracepoint)", { "t:sched:sched_switch" } },
+	{ "funccount", "funccount (kernel function)", { "vfs_read" } },
+	{ "funccount", "funccount (user function)", { "c:getpid" } },
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 

@@ -189,6 +189,12 @@ def has_ksym(name):
         return any(line.split()[2:3] == [name] for line in f)
 
 
+def has_cookies():
+    """BPF cookies (5.15): the kernel's bpf_get_attach_cookie for perf
+    event links."""
+    return has_ksym("bpf_get_attach_cookie_pe")
+
+
 def kernel_fn():
     """KERNEL_FN, which must be in this kernel; a skip on an architecture
     the tests know no entry point of."""

@@ -28,12 +28,17 @@ FEATURES = ["btf", "ringbuf", "perf_buffer", "tracepoints", "raw_tp", "tp_btf",
 # need an argument.
 LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user function)"],
           "stackcount": ["stackcount (tracepoint)", "stackcount (kernel function)",
-                         "stackcount (user function)"]}
+                         "stackcount (user function)"],
+          "funccount": ["funccount (tracepoint)", "funccount (kernel function)",
+                        "funccount (user function)"]}
 ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "funclatency (user function)": ["c:getpid"],
         "stackcount (tracepoint)": ["t:sched:sched_switch"],
         "stackcount (kernel function)": ["vfs_read"],
-        "stackcount (user function)": ["c:getpid"]}
+        "stackcount (user function)": ["c:getpid"],
+        "funccount (tracepoint)": ["t:sched:sched_switch"],
+        "funccount (kernel function)": ["vfs_read"],
+        "funccount (user function)": ["c:getpid"]}
 FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
               "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
               "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_ksym, json_lines,
-                      kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
+from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_cookies, has_ksym,
+                      json_lines, kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
                       scratch_cgroup, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
@@ -520,12 +520,6 @@ def uprobe_multi_method():
 
 
 USER_METHODS = [None, "uprobe"]  # the kernel's best; one uprobe per function
-
-
-def has_cookies():
-    """BPF cookies (5.15): the kernel's bpf_get_attach_cookie for perf
-    event links."""
-    return has_ksym("bpf_get_attach_cookie_pe")
 
 
 def require_cookies():

@@ -223,7 +223,7 @@ def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
 
 
 ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
-             "funclatency", "profile", "offcputime", "stackcount"]
+             "funclatency", "profile", "offcputime", "stackcount", "funccount"]
 
 
 @pytest.mark.parametrize("tool, args, instead", [
@@ -240,6 +240,7 @@ ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpcon
     ("funclatency", ["-k", "vfs_read"], "set TRACEKIT_ATTACH=kprobe"),
     ("funclatency", ["--kprobes", "vfs_read"], "set TRACEKIT_ATTACH=kprobe"),
     ("stackcount", ["--debug", "vfs_read"], "--verbose shows how it attaches"),
+    ("funccount", ["-D", "vfs_read"], "--verbose shows how it attaches"),
     ("tcpconnect", ["-C", "/sys/fs/bpf/m"], "libbpf-tools' --cgroupmap"),
     ("tcpconnect", ["-M", "/sys/fs/bpf/m"], "libbpf-tools' --mntnsmap"),
 ])

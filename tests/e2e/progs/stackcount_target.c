@@ -28,6 +28,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "raw_syscall.h"
+
 #define NOINLINE __attribute__((noinline))
 
 void sc_lib_entry(long n);
@@ -78,25 +80,6 @@ NOINLINE void path2(long n)
 NOINLINE void use_lib(long n)
 {
 	sc_lib_entry(n);
-}
-
-static inline __attribute__((always_inline)) long raw_syscall1(long nr, long a0)
-{
-#if defined(__x86_64__)
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a0)
-			 : "rcx", "r11", "memory");
-	return ret;
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a0;
-
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8) : "memory");
-	return x0;
-#else
-	return syscall(nr, a0);
-#endif
 }
 
 NOINLINE void do_getppid(void)

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/* funccount: count the calls of functions (kernel or user) or the hits of
+ * tracepoints that a pattern matches, per probe, as bcc's funccount.
+ *
+ * One probe, "probe", written once per attach method; userspace points
+ * it at what the pattern matched: one tracepoint (tk_set_target_tp:
+ * probe_tp_btf -> probe_raw_tp -> probe_tp), several (tk_set_target_tps:
+ * one probe_tp link each), kernel functions (probe_fentry ->
+ * probe_kprobe, or probe_kprobe_multi -> probe_kprobe for several), user
+ * functions (probe_uprobe, probe_uprobe_multi). Each hit adds one to its
+ * probe's counter in a per-CPU array, indexed by the probe's number
+ * (tk_probe_index.bpf.h: its BPF cookie, else a kprobe's address or a
+ * classic tracepoint's event id): no hash update, no event. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tk_loss.bpf.h"
+#include "tk_filter.bpf.h"
+#include "tk_probe_index.bpf.h"
+
+/* One counter per probe (userspace sets max_entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} counts SEC(".maps");
+
+/* atomic: a uprobe's program runs with preemption enabled on recent
+ * kernels, so another task can run it on this CPU in between; kernel
+ * probes cannot be preempted on their CPU. */
+static __always_inline int count(u32 probe, bool atomic)
+{
+	u64 *n;
+
+	if (!tk_task_wanted())
+		return 0;
+	n = bpf_map_lookup_elem(&counts, &probe);
+	if (!n)
+		return 0;
+	if (atomic)
+		__sync_fetch_and_add(n, 1);
+	else
+		(*n)++;
+	return 0;
+}
+
+SEC("tp_btf")
+int probe_tp_btf(void *ctx)
+{
+	return count(0, false);  /* one tracepoint */
+}
+
+SEC("raw_tp")
+int probe_raw_tp(void *ctx)
+{
+	return count(0, false);  /* one tracepoint */
+}
+
+/* A classic tracepoint's record starts with its event id (common_type),
+ * which the program may not read directly (the first 8 bytes of its
+ * context are off limits): read only when the id is the key. */
+SEC("tp")
+int probe_tp(void *ctx)
+{
+	u16 type = 0;
+
+	if (tk_probe_by == TK_PROBE_KEY)
+		bpf_probe_read_kernel(&type, sizeof(type), ctx);
+	return count(tk_probe_index(ctx, type), false);
+}
+
+SEC("fentry")
+int probe_fentry(void *ctx)
+{
+	return count(0, false);  /* one function */
+}
+
+SEC("kprobe")
+int BPF_KPROBE(probe_kprobe)
+{
+	return count(tk_probe_index(ctx, PT_REGS_IP(ctx)), false);
+}
+
+SEC("kprobe.multi")
+int BPF_KPROBE(probe_kprobe_multi)
+{
+	return count(tk_probe_index(ctx, PT_REGS_IP(ctx)), false);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(probe_uprobe)
+{
+	return count(tk_probe_index(ctx, 0), true);
+}
+
+/* Loaded as uprobe.multi by libtrace (libbpf 1.1 lacks the section). */
+SEC("uprobe")
+int BPF_KPROBE(probe_uprobe_multi)
+{
+	return count(tk_probe_index(ctx, 0), true);
+}
+
+char LICENSE[] SEC("license") = "GPL";
