@@ -13,6 +13,7 @@
 
 #include "funcmatch.h"
 #include "functarget.h"
+#include "tpformat.h"
 #include "tracekit.h"
 #include "usdt.h"
 
@@ -183,52 +184,12 @@ static char **list_tracepoints(const char *events, size_t *n)
 	return v;
 }
 
-struct field {
-	char type[256], name[128], array[32];
-	long offset, size;
-	bool is_signed;
-};
-
-/* "\tfield:unsigned int prev_pid;\toffset:12;\tsize:4;\tsigned:0;"
- * into f: type "unsigned int", name "prev_pid"; "char prev_comm[16]"
- * keeps "[16]" in array; "__data_loc char[] name" keeps its type. */
-static bool parse_field(const char *line, struct field *f)
-{
-	const char *decl = strstr(line, "field:"), *end, *sp, *p;
-	size_t len;
-
-	if (!decl)
-		return false;
-	decl += 6;
-	end = strchr(decl, ';');
-	if (!end)
-		return false;
-	memset(f, 0, sizeof(*f));
-	for (sp = end; sp > decl && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
-		;
-	len = end - sp;
-	p = memchr(sp, '[', len);
-	snprintf(f->name, sizeof(f->name), "%.*s", (int)((p ? p : end) - sp), sp);
-	if (p)
-		snprintf(f->array, sizeof(f->array), "%.*s", (int)(end - p), p);
-	while (sp > decl && (sp[-1] == ' ' || sp[-1] == '\t'))
-		sp--;
-	snprintf(f->type, sizeof(f->type), "%.*s", (int)(sp - decl), decl);
-	if ((p = strstr(end, "offset:")))
-		f->offset = strtol(p + 7, NULL, 10);
-	if ((p = strstr(end, "size:")))
-		f->size = strtol(p + 5, NULL, 10);
-	if ((p = strstr(end, "signed:")))
-		f->is_signed = p[7] == '1';
-	return f->name[0] && f->type[0];
-}
-
 static void print_tracepoint(const char *events, const char *tp)
 {
 	char path[PATH_MAX], line[1024];
 	const char *colon = strchr(tp, ':');
 	struct tk_json j;
-	struct field f;
+	struct tk_tp_field f;
 	FILE *fmt = NULL;
 
 	if (tk_opts.verbose) {
@@ -249,7 +210,7 @@ static void print_tracepoint(const char *events, const char *tp)
 		printf("%s\n", tp);
 	}
 	while (fmt && fgets(line, sizeof(line), fmt)) {
-		if (!parse_field(line, &f) || !strncmp(f.name, "common_", 7))
+		if (!tk_tp_field_parse(line, &f) || !strncmp(f.name, "common_", 7))
 			continue;
 		if (!tk_opts.json) {
 			printf("    %s %s%s;\n", f.type, f.name, f.array);
