@@ -559,10 +559,12 @@ static void print_text(const struct probe *p, const struct trace_hit *e, const c
 	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 15);
 	if (env.cpu)
 		printf(" %-3u", e->cpu);
-	printf(" %-16s", p->spec.name);
+	/* FUNC padded only when something follows: no trailing blanks. */
 	if (tk_opts.filter.cgroup_ids) {
-		putchar(' ');
-		tk_print_cgroup(stdout, e->cgroup_id, TK_CGROUP_WIDTH);
+		printf(" %-16s ", p->spec.name);
+		tk_print_cgroup(stdout, e->cgroup_id, *msg ? TK_CGROUP_WIDTH : 0);
+	} else {
+		printf(*msg ? " %-16s" : " %s", p->spec.name);
 	}
 	if (*msg)
 		printf(" %s", msg);

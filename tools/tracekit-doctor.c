@@ -27,6 +27,9 @@ static const struct {
 	{ "funccount", "funccount (tracepoint)", { "t:sched:sched_switch" } },
 	{ "funccount", "funccount (kernel function)", { "vfs_read" } },
 	{ "funccount", "funccount (user function)", { "c:getpid" } },
+	{ "trace", "trace (tracepoint)", { "t:sched:sched_switch" } },
+	{ "trace", "trace (kernel function)", { "k:vfs_read" } },
+	{ "trace", "trace (user function)", { "u:c:getpid" } },
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 

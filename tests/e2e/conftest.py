@@ -88,6 +88,30 @@ class Tool:
             self.proc.wait()
 
 
+class Workload:
+    """A test program that says "ready", then answers "done" to each
+    command line once it has made that command's calls (tests/e2e/progs/
+    *_target.c); killed at the end."""
+
+    def __init__(self, path, *args):
+        self.proc = subprocess.Popen([str(path), *map(str, args)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.pid = self.proc.pid
+        assert self.proc.stdout.readline() == "ready\n"
+
+    def send(self, cmd):
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline() == "done\n", cmd
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def agent_switches():
     """The context switches so far of PID 1's threads. On this
     repository's Firecracker host PID 1 is the sandbox's agent, and no

@@ -15,10 +15,10 @@ import pytest
 from conftest import Tool, cgroup2_root, doctor, json_lines, own_cgroup, run, tool_path
 
 ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
-             "funclatency", "profile", "offcputime", "stackcount", "funccount"]
+             "funclatency", "profile", "offcputime", "stackcount", "funccount", "trace"]
 # The arguments each tool needs besides -- COMMAND.
 TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"],
-             "funccount": ["c:getpid"]}
+             "funccount": ["c:getpid"], "trace": ["u:c:getpid"]}
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "tcpconnect"}
 
 

@@ -30,7 +30,8 @@ LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user fu
           "stackcount": ["stackcount (tracepoint)", "stackcount (kernel function)",
                          "stackcount (user function)"],
           "funccount": ["funccount (tracepoint)", "funccount (kernel function)",
-                        "funccount (user function)"]}
+                        "funccount (user function)"],
+          "trace": ["trace (tracepoint)", "trace (kernel function)", "trace (user function)"]}
 ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "funclatency (user function)": ["c:getpid"],
         "stackcount (tracepoint)": ["t:sched:sched_switch"],
@@ -38,7 +39,10 @@ ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "stackcount (user function)": ["c:getpid"],
         "funccount (tracepoint)": ["t:sched:sched_switch"],
         "funccount (kernel function)": ["vfs_read"],
-        "funccount (user function)": ["c:getpid"]}
+        "funccount (user function)": ["c:getpid"],
+        "trace (tracepoint)": ["t:sched:sched_switch"],
+        "trace (kernel function)": ["k:vfs_read"],
+        "trace (user function)": ["u:c:getpid"]}
 FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
               "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
               "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",

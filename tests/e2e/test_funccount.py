@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_cookies, json_lines,
-                      loss_record, run)
+from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, has_cookies,
+                      json_lines, loss_record, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funccount_target.c"
 LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
@@ -32,32 +32,10 @@ def require_cookies():
                     "cannot be counted apart")
 
 
-class Target:
-    """The workload: send("f 3 2") returns once its calls are made."""
-
-    def __init__(self, path):
-        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.pid = self.proc.pid
-        assert self.proc.stdout.readline() == "ready\n"
-
-    def send(self, cmd):
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        assert self.proc.stdout.readline() == "done\n", cmd
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
-
-
 def trace(prog, args, cmds):
     """funccount ARGS (PID: the workload's) while a fresh workload runs
     cmds; returns its stdout."""
-    with Target(prog) as t:
+    with Workload(prog) as t:
         args = [str(t.pid) if a == "PID" else a for a in args]
         with Tool("funccount", *args) as tool:
             for c in cmds:
@@ -165,7 +143,7 @@ def test_tracepoint_category_glob_and_regex(prog):
 def test_interval_blocks_and_duration(prog):
     """-i 1 -d 3.5: bcc's blocks (a blank line, the time with -T, the
     table), the calls each counted once across them; -d ends the run."""
-    with Target(prog) as t:
+    with Workload(prog) as t:
         tool = Tool("funccount", "-T", "-i", "1", "-d", "3.5", "-p", str(t.pid),
                     "t:syscalls:sys_enter_getppid").start()
         t.send("getppid 5")
@@ -187,7 +165,7 @@ def test_interval_blocks_and_duration(prog):
 
 
 def test_interval_json_numbers_each_interval(prog):
-    with Target(prog) as t:
+    with Workload(prog) as t:
         tool = Tool("funccount", "-j", "-i", "1", "-d", "2.5", "-p", str(t.pid),
                     "t:syscalls:sys_enter_getppid").start()
         t.send("getppid 8")

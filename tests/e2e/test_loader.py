@@ -223,7 +223,7 @@ def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
 
 
 ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
-             "funclatency", "profile", "offcputime", "stackcount", "funccount"]
+             "funclatency", "profile", "offcputime", "stackcount", "funccount", "trace"]
 
 
 @pytest.mark.parametrize("tool, args, instead", [

@@ -1,0 +1,268 @@
+"""trace end to end: probes on events the test makes itself, each line
+asserted exactly. A workload (tests/e2e/progs/trace_target.c) calls
+item(i, "item-<i>", -7 * i) an exact number of times and libc's getppid;
+tracepoints are the test's own execs and a sleep's timer; kernel
+functions (the kernel matrix: this host has no kprobes and refuses
+fentry) read the name of a file the test reads."""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, json_lines,
+                      loss_record, require, run, tool_path)
+
+PROGS = ROOT / "tests/e2e/progs"
+HEADER = f"{'PID':<7} {'TID':<7} {'COMM':<15} {'FUNC':<16} -"
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    out = tmp_path_factory.mktemp("trace") / "trace-target"
+    subprocess.run(["cc", "-O0", "-fno-inline", "-o", str(out), str(PROGS / "trace_target.c")],
+                   check=True)
+    return out
+
+
+def lines(out):
+    """The event lines, the header checked and dropped."""
+    rows = out.splitlines()
+    assert rows and rows[0] == HEADER, out
+    return rows[1:]
+
+
+def row(pid, comm, func, msg):
+    return f"{pid:<7} {pid:<7} {comm:<15} {func:<16} {msg}".rstrip()
+
+
+def traced(prog, probes, cmds, *opts):
+    """trace -p WORKLOAD opts probes while a fresh workload runs cmds:
+    (stdout, stderr, the workload's pid)."""
+    with Workload(prog) as w:
+        with Tool("trace", "-p", w.pid, *opts, *probes) as tool:
+            for c in cmds:
+                w.send(c)
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    return out, err, w.pid
+
+
+# ---- user functions ----
+
+def test_arguments_return_values_and_a_filter(prog):
+    """Two probes on one function, each with its own filter and format:
+    the entry's integers and string (item 1 filtered out), the return's
+    values, which are negative from item 2 on (3i + 6 - 7i)."""
+    out, err, pid = traced(prog, [
+        f'u:{prog}:item (arg1 != 1) "i=%d name=%s delta=%ld", arg1, (char *)arg2, arg3',
+        f'ur:{prog}:item "ret %d", retval'], ["calls 4"])
+    want = []
+    for i in range(4):
+        if i != 1:
+            want.append(row(pid, "trace-target", "item",
+                            f"i={i} name=item-{i} delta={-7 * i}"))
+        want.append(row(pid, "trace-target", "item", f"ret {3 * i + 6 - 7 * i}"))
+    assert lines(out) == want
+    assert err == ""
+
+
+def test_libc_function_return_value_is_the_callers_parent(prog):
+    """getppid from libc, 5 times: retval is the test's own pid."""
+    out, _, pid = traced(prog, ['ur:c:getppid "%d", retval'], ["getppid 5"])
+    assert lines(out) == [row(pid, "trace-target", "getppid", str(os.getpid()))] * 5
+
+
+def test_unreadable_string_is_marked_fault(prog):
+    """A pointer into a page the process never touched: BPF cannot fault
+    it in, and trace says so rather than print nothing."""
+    out, _, pid = traced(prog, [f'u:{prog}:item "[%s]", (char *)arg2'], ["untouched"])
+    assert lines(out) == [row(pid, "trace-target", "item", "[(fault)]")]
+
+
+def test_format_widths_lengths_and_literal_percent(prog):
+    out, _, pid = traced(prog, [
+        f'u:{prog}:item (arg1 == 3) "%-4d|%5s|%x|%hhd|%%|%c", arg1, (char *)arg2, arg3, arg3, arg1 + 62'],
+        ["calls 4"])
+    # arg3 = -21: %x of an int is its 32 bits; %hhd of it a char's
+    assert lines(out) == [row(pid, "trace-target", "item",
+                              "3   |item-3|ffffffeb|-21|%|A")]
+
+
+def test_json_values_are_typed(prog):
+    out, _, pid = traced(prog, [f'u:{prog}:item (arg1 == 2) "%d %s", arg1 * 10, (char *)arg2'],
+                         ["calls 3"], "-j")
+    records = json_lines(out)
+    assert loss_record(records) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+    (ev,) = records[:-1]
+    assert ev["type"] == "event" and ev["pid"] == pid and ev["tid"] == pid
+    assert ev["comm"] == "trace-target" and ev["func"] == "item"
+    assert ev["values"] == [{"type": "integer", "value": 20},
+                            {"type": "string", "value": "item-2", "truncated": False}]
+    assert ev["message"] == "20 item-2"
+
+
+def test_max_events_ends_the_run(prog):
+    with Workload(prog) as w:
+        with Tool("trace", "-p", w.pid, "-M", "3", f"u:{prog}:item") as tool:
+            w.send("calls 10")
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    assert lines(out) == [row(w.pid, "trace-target", "item", "")] * 3
+
+
+def test_command_is_traced_from_its_exec(prog):
+    """-- COMMAND: its own exec is the first event; the line's PID is the
+    pid the record carries."""
+    r = run("trace", 't:sched:sched_process_exec "%s %d", filename, pid', "--",
+            "/bin/true")
+    assert r.returncode == 0, r.stderr
+    (line,) = lines(r.stdout)
+    pid = line.split()[0]
+    assert line == row(pid, "true", "sched_process_exec", f"/bin/true {pid}")
+
+
+# ---- tracepoints ----
+
+def hrtimer_lines(*args):
+    """trace -a -K on the hrtimer expiries while `sleep 0.01` runs."""
+    r = run("trace", "-a", "-K", *args, "--", "sleep", "0.01")
+    assert r.returncode == 0, r.stderr
+    return lines(r.stdout)
+
+
+def events(rows):
+    """(event line, its stack frames) pairs from -K output."""
+    out = []
+    for r in rows:
+        if r.startswith("        "):
+            out[-1][1].append(r.strip())
+        else:
+            out.append((r, []))
+    return out
+
+
+def test_hrtimer_expiry_names_the_function_with_a_kernel_stack():
+    """The sleep's timer expires in an interrupt, on whatever task runs
+    (-a: every process while COMMAND runs, as trace-cmd record does); its
+    function is hrtimer_wakeup, named, and the stack is the timer
+    interrupt's."""
+    evs = events(hrtimer_lines('t:timer:hrtimer_expire_entry "%s", function'))
+    wakeups = [(l, s) for l, s in evs if l.endswith(" hrtimer_wakeup")]
+    assert wakeups, evs
+    for line, stack in wakeups:
+        assert line.split()[-2] == "hrtimer_expire_entry"
+        assert stack and any(f.startswith("__hrtimer_run_queues") for f in stack), stack
+
+
+def test_filter_by_symbol_drops_exactly_what_it_names():
+    kept = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function != hrtimer_wakeup) "%s", function'))
+    assert kept and all(not l.endswith(" hrtimer_wakeup") for l, _ in kept), kept
+    only = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function == hrtimer_wakeup) "%s", function'))
+    assert only and all(l.endswith(" hrtimer_wakeup") for l, _ in only), only
+
+
+def test_data_loc_string_and_prefix_filter():
+    """sched_process_exec's filename is a __data_loc string; a prefix
+    comparison keeps the test's own marker program only (in a directory
+    of a short name: a string constant holds 63 bytes)."""
+    d = f"/tmp/tkt-{os.getpid()}"
+    os.makedirs(d, exist_ok=True)
+    marker = f"{d}/tk-trace-marker"
+    if not os.path.islink(marker):
+        os.symlink("/bin/true", marker)
+    r = run("trace", f't:sched:sched_process_exec (filename == "{d}/tk-*") "%s", filename',
+            "--", "sh", "-c", f"/bin/true; {marker}; /bin/true")
+    os.unlink(marker)
+    os.rmdir(d)
+    assert r.returncode == 0, r.stderr
+    (line,) = lines(r.stdout)
+    assert line.endswith(f" sched_process_exec {marker}"), line
+
+
+# ---- kernel functions (the kernel matrix) ----
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_member_chain_reads_the_file_name(method, tmp_path):
+    """k:vfs_read with file->f_path.dentry->d_name.name: the name of the
+    file the test reads, exactly once; kr:vfs_read's retval its size."""
+    require(method)
+    name = f"tk-trace-{os.getpid()}"
+    path = tmp_path / name
+    path.write_bytes(b"x" * 1234)
+    with Tool("trace", "-p", os.getpid(),
+              f'k:vfs_read (file->f_path.dentry->d_name.name == "{name}") "%s %d", '
+              "file->f_path.dentry->d_name.name, count",
+              'kr:vfs_read (retval == 1234) "%d", retval',
+              env={"TRACEKIT_ATTACH": method}) as tool:
+        with open(path, "rb", buffering=0) as f:
+            assert len(f.read(4096)) == 1234
+        out, err, rc = tool.stop()
+    assert rc == 0, err
+    pid = os.getpid()
+    comm = open("/proc/self/comm").read().strip()
+    got = [l for l in lines(out)]
+    assert got == [f"{pid:<7} {pid:<7} {comm:<15} {'vfs_read':<16} {name} 4096",
+                   f"{pid:<7} {pid:<7} {comm:<15} {'vfs_read':<16} 1234"], out
+
+
+@pytest.mark.parametrize("method", ["fentry", "kprobe"])
+def test_container_of_reaches_the_sleeping_task(method):
+    """hrtimer_start_range_ns gets the timer embedded in a sleeper;
+    container_of reaches the sleeper, and its task is the test itself."""
+    require(method)
+    tid = threading_tid = os.getpid()
+    with Tool("trace", "-p", os.getpid(),
+              'k:hrtimer_start_range_ns "%d", '
+              "container_of(timer, struct hrtimer_sleeper, timer)->task->pid",
+              env={"TRACEKIT_ATTACH": method}) as tool:
+        time.sleep(0.01)
+        out, err, rc = tool.stop()
+    assert rc == 0, err
+    got = {l.split()[-1] for l in lines(out)}
+    assert str(threading_tid) in got and got <= {str(tid)}, out
+
+
+def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
+    assert_no_kernel_function_tracing("trace", "vfs_read", "k:vfs_read")
+
+
+# ---- bad input ----
+
+@pytest.mark.parametrize("probe, message, caret", [
+    ("k:vfs_read (count > )", "expected an expression", 20),
+    ("k:vfs_read(count > 0)", "a blank goes between the probe and its (FILTER)", 10),
+    ('k:vfs_read "%d %d", count', "the format has 2 conversions and 1 value", 11),
+    ("x:foo", "unknown probe type: t:CATEGORY:EVENT, k:FUNC, kr:FUNC, u:LIB:FUNC, "
+              "ur:LIB:FUNC or U:LIB:PROVIDER:PROBE", 0),
+    ('t:timer:hrtimer_expire_entry "%s", fnction',
+     "'fnction' is not a field of timer:hrtimer_expire_entry, a builtin or a kernel symbol; "
+     "closest: function", 35),
+    ('k:vfs_read "%s", file->f_pth', "struct file has no member 'f_pth'; closest: f_path, f_pos, f_op", 21),
+    ('t:sched:sched_process_exec "%d", filename',
+     "a string here, where an integer is needed (compare it with == or !=)", 33),
+])
+def test_probe_errors_show_the_place(probe, message, caret):
+    r = run("trace", probe)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"trace: {message}\n  {probe}\n  {' ' * caret}^\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["t:sched:tk_nope"], "invalid PROBE 't:sched:tk_nope': no tracepoint sched:tk_nope in this "
+                          "kernel (tplist 'sched:*' lists its category)"),
+    (["k:vfs_raed"], "invalid PROBE 'k:vfs_raed': no kernel function 'vfs_raed'; closest: vfs_read"),
+    (["u:/nonexistent/x:f"], "invalid PROBE 'u:/nonexistent/x:f': "),
+    (["U:/usr/bin/python3:python:function__entry"],
+     "invalid PROBE 'U:/usr/bin/python3:python:function__entry': USDT probes (U:) are not "
+     "traced yet; tplist -l /usr/bin/python3 lists them"),
+    (["-M", "0", "t:sched:sched_switch"], "invalid -M/--max-events value '0'"),
+    ([], "missing PROBE"),
+    ([f"t:sched:sched_switch"] * 9, "too many probes: at most 8 per run"),
+])
+def test_usage_errors(args, message):
+    r = run("trace", *args)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith(f"trace: {message}"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
