@@ -100,16 +100,25 @@ class Workload:
         assert self.proc.stdout.readline() == "ready\n"
 
     def send(self, cmd):
+        """The words after "done" (a program may report what it did)."""
         self.proc.stdin.write(cmd + "\n")
         self.proc.stdin.flush()
-        assert self.proc.stdout.readline() == "done\n", cmd
+        words = self.proc.stdout.readline().split()
+        assert words[:1] == ["done"], (cmd, words)
+        return words[1:]
+
+    def finish(self):
+        """End its input; it must exit 0."""
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def agent_switches():

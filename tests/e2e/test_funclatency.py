@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_no_kernel_function_tracing, has_cookies, has_ksym,
-                      json_lines, kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
+from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, has_cookies,
+                      has_ksym, json_lines, kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
                       scratch_cgroup, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
@@ -47,31 +47,14 @@ def progs(tmp_path_factory):
     return out
 
 
-class Target:
-    """The workload: send("work 3 20") returns once its calls are made."""
-
-    def __init__(self, path):
-        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.pid = self.proc.pid
-        assert self.proc.stdout.readline() == "ready\n"
+class Target(Workload):
+    """The workload: send("work 3 20") returns once its calls are made;
+    "timed ..." keeps the durations it reports."""
 
     def send(self, cmd):
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
+        words = super().send(cmd)
         if cmd.startswith("timed "):
-            words = self.proc.stdout.readline().split()
-            assert words[0] == "done", (cmd, words)
-            self.durations = [int(w) for w in words[1:]]
-            return
-        assert self.proc.stdout.readline() == "done\n", cmd
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
+            self.durations = [int(w) for w in words]
 
 
 def trace(args, path, cmds, env=None, target=None):

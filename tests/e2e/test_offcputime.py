@@ -21,8 +21,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, agent_switches, assert_annotated, json_lines,
-                      loss_record, next_instruction_offsets, own_cgroup, require, run,
+from conftest import (EMULATED_CPU, ROOT, Tool, Workload, agent_switches, assert_annotated,
+                      json_lines, loss_record, next_instruction_offsets, own_cgroup, require, run,
                       tool_path, wait_noted)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
@@ -66,29 +66,13 @@ def prog(tmp_path_factory):
     return path
 
 
-class Target:
+class Target(Workload):
     """The workload: send("sleep 5 200") returns once it has slept."""
-
-    def __init__(self, path):
-        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.pid = self.proc.pid
-        assert self.proc.stdout.readline() == "ready\n"
 
     def send(self, cmd):
         """Returns the microseconds the command took."""
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        m = re.fullmatch(r"done (\d+)\n", self.proc.stdout.readline())
-        assert m, cmd
-        return int(m.group(1))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
+        (us,) = super().send(cmd)
+        return int(us)
 
 
 def trace(prog, args, cmds, env=None):

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import (ROOT, Tool, assert_annotated, assert_no_kernel_function_tracing,
+from conftest import (ROOT, Tool, Workload, assert_annotated, assert_no_kernel_function_tracing,
                       elf_functions, has_ksym, json_lines, kernel_fn, loss_record,
                       next_instruction_offsets, own_cgroup, require, run, tool_path, wait_noted)
 
@@ -105,32 +105,9 @@ def progs(tmp_path_factory):
     return out
 
 
-class Target:
+class Target(Workload):
     """The workload: send("calls 5") returns once its calls are made;
     finish() ends its input and waits for it to exit."""
-
-    def __init__(self, path):
-        self.proc = subprocess.Popen([str(path)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.pid = self.proc.pid
-        assert self.proc.stdout.readline() == "ready\n"
-
-    def send(self, cmd):
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        assert self.proc.stdout.readline() == "done\n", cmd
-
-    def finish(self):
-        self.proc.stdin.close()
-        assert self.proc.wait(timeout=30) == 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def trace(args, path, cmds, env=None):
