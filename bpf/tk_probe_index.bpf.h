@@ -1,6 +1,6 @@
 /* Which of several probes of one program a hit is (tk_probe_index.h):
  * its BPF cookie where the kernel has cookies, else its key (a kprobe's
- * address, a tracepoint's event id) searched among the sorted keys
+ * address) searched among the sorted keys
  * userspace set (tk_probe_index_set). The methods not chosen are dead
  * code to the verifier (read-only data), so a kernel without
  * bpf_get_attach_cookie loads the program too. */

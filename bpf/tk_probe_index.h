@@ -8,8 +8,8 @@
 enum tk_probe_by {
 	TK_PROBE_ONE,     /* one probe: index 0 */
 	TK_PROBE_COOKIE,  /* its BPF cookie (the index, set at attach; 5.15) */
-	TK_PROBE_KEY,     /* its key (a kprobe's address, a classic
-			   * tracepoint's event id) among tk_probe_keys */
+	TK_PROBE_KEY,     /* its key (a kprobe's address) among
+			   * tk_probe_keys */
 };
 
 /* Probes of one program (TK_FUNC_LIMIT in libtrace/funcmatch.h), and the

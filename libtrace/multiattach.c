@@ -173,22 +173,19 @@ int tk_probe_index_set(struct bpf_object *obj, const struct tk_func_list *l)
 void tk_probe_index_plan(struct tk_func_list *l, bool tracepoints,
 			 const char *what)
 {
-	size_t i;
-
 	if (l->n < 2 || tk_attach_cookies())
 		return;
 	if (l->binary[0])
 		tk_fail("%s over several user functions needs BPF cookies (bpf_get_attach_cookie, Linux 5.15): a hit's address differs in each process (ASLR); use a kernel with them, or one function per run",
 			what);
-	if (tracepoints) {
-		for (i = 0; i < l->n; i++)
-			if (!l->v[i].addr)
-				tk_fail("%s over several tracepoints needs BPF cookies (Linux 5.15) or their event ids, and tracefs has none for %s",
-					what, l->v[i].name);
-		tk_func_list_sort_addr(l);
-		tk_info("no BPF cookies in this kernel: a hit's tracepoint is found by its event id");
-		return;
-	}
+	/* A classic tracepoint's record does start with its event id, but
+	 * the kernel overwrites those first 8 bytes with the pt_regs pointer
+	 * before a BPF program runs (perf_trace_run_bpf_submit), so the id
+	 * cannot tell tracepoints apart (seen on 5.10: every hit counted as
+	 * the first tracepoint's). */
+	if (tracepoints)
+		tk_fail("%s over several tracepoints needs BPF cookies (bpf_get_attach_cookie, Linux 5.15) to tell them apart; use a kernel with them, or one tracepoint per run",
+			what);
 	if (tk_kernel_funcs_addrs(l, "/proc/kallsyms"))
 		tk_fail("%s needs the addresses of the kernel's functions on a kernel without BPF cookies, and /proc/kallsyms hides them (kernel.kptr_restrict); run as root with kptr_restrict < 2",
 			what);

@@ -33,20 +33,21 @@ int tk_uprobe_multi_link(struct bpf_program *prog, const char *binary,
 /* For an object that includes bpf/tk_probe_index.bpf.h and attaches one
  * program to the functions (or tracepoints) of l, from its configure
  * callback: its hits tell their index by BPF cookie when the kernel has
- * cookies, else by key (l's addr: kernel function addresses, tracepoint
- * event ids; l sorted by them, see tk_func_list_sort_addr). User
- * functions have no key: without cookies they are told apart by
- * nothing (the caller refuses that). 0 or -errno. */
+ * cookies, else by key (l's addr: kernel function addresses; l sorted
+ * by them, see tk_func_list_sort_addr). User functions and tracepoints
+ * have no key: without cookies they are told apart by nothing
+ * (tk_probe_index_plan refuses that). 0 or -errno. */
 struct tk_func_list;
 int tk_probe_index_set(struct bpf_object *obj, const struct tk_func_list *l);
 
 /* Before tk_set_target_multi / tk_set_target_tps, for a tool whose hits
  * must tell which of l's functions (tracepoints: tracepoints) they are:
- * without BPF cookies, kernel functions get their addresses and
- * tracepoints are checked to have event ids, l sorted by them; several
- * user functions cannot be told apart (a hit's address differs in each
- * process, ASLR): exit 1 with one line saying so (what: the option or
- * tool that needs them, "-F").
+ * without BPF cookies, kernel functions get their addresses, l sorted
+ * by them; several user functions (a hit's address differs in each
+ * process, ASLR) or tracepoints (BPF never sees the event id: the
+ * kernel overwrites it with the pt_regs pointer) cannot be told apart:
+ * exit 1 with one line saying so (what: the option or tool that needs
+ * them, "-F").
  * Nothing to do with cookies or one function. */
 void tk_probe_index_plan(struct tk_func_list *l, bool tracepoints,
 			 const char *what);

@@ -26,9 +26,10 @@ def prog(tmp_path_factory):
 
 
 def require_cookies():
-    """Several user functions are told apart by BPF cookies (5.15)."""
+    """Several user functions or tracepoints are told apart by BPF cookies
+    (5.15): test_several_tracepoints_need_cookies checks the refusal."""
     if not has_cookies():
-        pytest.skip("this kernel has no BPF cookies: several user functions "
+        pytest.skip("this kernel has no BPF cookies: several user functions or tracepoints "
                     "cannot be counted apart")
 
 
@@ -116,6 +117,7 @@ def test_one_tracepoint(prog):
 def test_tracepoint_glob_counts_each_tracepoint(prog):
     """sys_enter_getp* matches getppid, getpgid, getpgrp, getpid and
     getpriority: each of the two made counts exactly."""
+    require_cookies()
     out = trace(prog, ["-p", "PID", "t:syscalls:sys_enter_getp*"],
                 ["getppid 21", "getpgid 4", "getppid 1"])
     assert table(out) == {"syscalls:sys_enter_getpgid": 4,
@@ -123,6 +125,7 @@ def test_tracepoint_glob_counts_each_tracepoint(prog):
 
 
 def test_tracepoint_glob_json_and_dry_run(prog):
+    require_cookies()
     out = trace(prog, ["-j", "-p", "PID", "t:syscalls:sys_enter_getp[gp]id"],
                 ["getpgid 3", "getppid 9"])
     assert counts(out) == {"syscalls:sys_enter_getpgid": 3,
@@ -133,6 +136,7 @@ def test_tracepoint_glob_json_and_dry_run(prog):
 
 
 def test_tracepoint_category_glob_and_regex(prog):
+    require_cookies()
     out = trace(prog, ["-j", "-r", "-p", "PID", "t:sys(calls|nope):sys_(enter|exit)_getpgid"],
                 ["getpgid 6"])
     assert counts(out) == {"syscalls:sys_enter_getpgid": 6, "syscalls:sys_exit_getpgid": 6}
@@ -185,6 +189,18 @@ def test_command(prog):
     r = run("funccount", "-j", f"{prog}:f*", "--", str(prog), "f", "3", "12")
     assert r.returncode == 0, r.stderr
     assert counts(r.stdout) == {"fa": 3, "fb": 12, "frame_dummy": 1}
+
+
+def test_several_tracepoints_need_cookies():
+    """Without BPF cookies (5.10) several tracepoints cannot be told
+    apart: one line says so, and what would do."""
+    if has_cookies():
+        pytest.skip("this kernel has BPF cookies: no refusal to check")
+    r = run("funccount", "t:syscalls:sys_enter_getp*")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("funccount: funccount over several tracepoints needs BPF cookies "
+                        "(bpf_get_attach_cookie, Linux 5.15) to tell them apart; use a kernel "
+                        "with them, or one tracepoint per run\n")
 
 
 # ---- errors ----
