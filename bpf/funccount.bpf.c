@@ -9,8 +9,8 @@
  * probe_kprobe, or probe_kprobe_multi -> probe_kprobe for several), user
  * functions (probe_uprobe, probe_uprobe_multi). Each hit adds one to its
  * probe's counter in a per-CPU array, indexed by the probe's number
- * (tk_probe_index.bpf.h: its BPF cookie, else a kprobe's address or a
- * classic tracepoint's event id): no hash update, no event. */
+ * (tk_probe_index.bpf.h: its BPF cookie, else a kprobe's address;
+ * several tracepoints need cookies): no hash update, no event. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
