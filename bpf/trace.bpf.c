@@ -121,6 +121,15 @@ static __always_inline u64 extend(u64 v, int size, bool sgn)
 	return v;
 }
 
+/* Is addr the process's memory? Always for a user probe; for a kernel
+ * one, a user pointer it was handed (a syscall's filename, a struct the
+ * caller passed): on x86-64 and arm64 the user half of the address space
+ * is the one with the top bit clear, and a kernel read of it fails. */
+static __always_inline bool user_addr(const volatile struct tk_fetch *f, u64 addr)
+{
+	return f->user || (s64)addr >= 0;
+}
+
 /* Fetch f: an integer into *val, or a string into str. False when a
  * read faulted (a page the process has not touched, a bad pointer): BPF
  * cannot fault pages in, and the value is shown as "(fault)". */
@@ -144,7 +153,7 @@ static __always_inline bool fetch(void *ctx, int mode, const volatile struct tra
 			continue;
 		if (size > 8)
 			size = 8;
-		if (f->user)
+		if (user_addr(f, v))
 			err = bpf_probe_read_user(&t, size, (void *)v);
 		else
 			err = bpf_probe_read_kernel(&t, size, (void *)v);
@@ -158,7 +167,7 @@ static __always_inline bool fetch(void *ctx, int mode, const volatile struct tra
 	if (f->base == TK_FB_COMM) {
 		bpf_get_current_comm(str, TK_TASK_COMM_LEN);
 	} else if (f->final == TK_FF_STR) {
-		if (f->user)
+		if (user_addr(f, v))
 			err = bpf_probe_read_user_str(str, TK_PLAN_STR_LEN, (void *)v);
 		else
 			err = bpf_probe_read_kernel_str(str, TK_PLAN_STR_LEN, (void *)v);

@@ -181,6 +181,19 @@ def test_data_loc_string_and_prefix_filter():
     assert line.endswith(f" sched_process_exec {marker}"), line
 
 
+def test_user_pointer_of_a_kernel_probe_is_read_as_user_memory():
+    """sys_enter_openat's filename is the caller's pointer: trace reads it
+    from the process's memory (a kernel read of it fails; before, every
+    such string printed (fault)). cat opens the test's path once."""
+    path = f"/tmp/tk-trace-{os.getpid()}-no-such-file"
+    r = run("trace", f't:syscalls:sys_enter_openat (filename == "{path}") "%s", filename',
+            "--", "cat", path)
+    assert r.returncode == 1, r.stderr    # cat's own status: no such file
+    (line,) = lines(r.stdout)
+    pid = line.split()[0]
+    assert line == row(pid, "cat", "sys_enter_openat", path)
+
+
 # ---- kernel functions (the kernel matrix) ----
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
