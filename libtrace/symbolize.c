@@ -685,6 +685,15 @@ int tk_syms_note_pid(struct tk_syms *s, pid_t pid)
 	if (!(f = fopen(path, "re")))
 		return errno == ENOENT ? -ESRCH : -errno;
 	st = read_starttime(pid);
+	if (!st) {
+		/* Gone since fopen (its parent reaped it in between: a
+		 * traced COMMAND's is the tool's SIGCHLD handler). Not a new
+		 * process: keep what was noted of it. Before, this cleared its
+		 * mappings, and all of a short COMMAND's frames printed
+		 * [unknown] (seen in the kernel matrix). */
+		fclose(f);
+		return -ESRCH;
+	}
 	p = proc_find(s, pid);
 	if (p && p->starttime != st) {
 		/* The pid was reused: the process noted before is gone. */
