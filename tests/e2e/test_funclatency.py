@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
-from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, has_cookies,
-                      has_ksym, json_lines, kernel_fn, kernel_has, loss_record, own_cgroup, require, run,
-                      scratch_cgroup, tool_path)
+from conftest import (EMULATED_CPU, ROOT, Tool, Workload, assert_no_kernel_function_tracing,
+                      has_cookies, has_ksym, json_lines, kernel_fn, kernel_has, loss_record,
+                      own_cgroup, require, run, scratch_cgroup, tool_path)
 
 PROG_SRC = ROOT / "tests/e2e/progs/funclat_target.c"
 # A call sleeps 17 ms: bucket 16..31 ms, 16384..32767 us, 2^24..2^25-1 ns
@@ -75,8 +75,10 @@ def trace(args, path, cmds, env=None, target=None):
 
 # What a call costs funclatency's probes and the workload's clock reads
 # around it, at most: a call measured D outside took between D - SLACK_NS
-# and D inside.
-SLACK_NS = 2_000_000
+# and D inside. Under QEMU's TCG (the kernel matrix) a uprobe's trap and
+# single-step are emulated: 3 calls measured 7.7 ms more outside than
+# inside on 6.1 (2.6 ms a call), over the 2 ms that holds on real CPUs.
+SLACK_NS = 10_000_000 if EMULATED_CPU else 2_000_000
 
 
 def log2_low(v):
@@ -160,6 +162,7 @@ def test_sleeping_call_lands_in_its_bucket(progs, kind, flags, unit, low):
     assert_buckets_match(h["buckets"], durations, unit)
     assert all(d >= SLEEP_MS * 1e6 for d in durations)
     assert sum(durations) - 3 * SLACK_NS <= h["sum_ns"] <= sum(durations)
+    assert h["sum_ns"] >= 3 * SLEEP_MS * 1_000_000   # each call sleeps that long
 
 
 def test_text_is_bccs_histogram_and_summary(progs):
