@@ -188,9 +188,13 @@ def assert_about(n, want):
     # fires once when it runs again, the missed periods dropped
     # (hrtimer_forward): on a loaded host a run kept 27% of cpu_time * HZ.
     # There the count only shows that sampling works; the stacks are
-    # what the matrix checks. On real CPUs TOLERANCE holds both ways.
+    # what the matrix checks. A late timer's samples also land on
+    # whichever task runs when it fires: with three spinners on two
+    # vCPUs one got 1.72x its share (6.12). On real CPUs TOLERANCE holds
+    # both ways.
     low = 0.85 if EMULATED_CPU else TOLERANCE
-    assert want * (1 - low) <= n <= want * (1 + TOLERANCE), (n, want)
+    high = 1.5 if EMULATED_CPU else TOLERANCE
+    assert want * (1 - low) <= n <= want * (1 + high), (n, want)
 
 
 def chain_re(comm, chain="main;a;b;c", tail=""):
