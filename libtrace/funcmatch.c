@@ -472,24 +472,6 @@ out:
 
 /* ---- tracepoints ---- */
 
-/* The event id of events_dir/cat/name (0: none). */
-static unsigned long long tracepoint_id(const char *events_dir,
-					const char *cat, const char *name)
-{
-	char path[PATH_MAX];
-	unsigned long long id = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s/%s/id", events_dir, cat, name);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &id) != 1)
-		id = 0;
-	fclose(f);
-	return id;
-}
-
 /* The tracepoints of category cat matching p, into out; 0 or -ENOMEM. */
 static int match_category(const char *events_dir, const char *cat,
 			  const struct tk_func_pattern *p,
@@ -511,8 +493,7 @@ static int match_category(const char *events_dir, const char *cat,
 		if (asprintf(&full, "%s:%s", cat, e->d_name) < 0)
 			ret = -ENOMEM;
 		else
-			ret = add_func(out, full, strlen(full),
-				       tracepoint_id(events_dir, cat, e->d_name));
+			ret = add_func(out, full, strlen(full), 0);
 		free(full);
 	}
 	closedir(d);

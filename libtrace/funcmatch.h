@@ -92,14 +92,14 @@ int tk_func_match(const char *spec, bool regex, pid_t pid,
 
 void tk_func_list_free(struct tk_func_list *l);
 
-/* Sort l by addr (kernel function addresses, tracepoint event ids). */
+/* Sort l by addr (kernel function addresses). */
 void tk_func_list_sort_addr(struct tk_func_list *l);
 
 /* Tracepoints: SPEC is CATEGORY:NAME (what follows bcc's "t:"), each part
  * a glob or, with regex, a regex (the category ends at the first colon),
  * matched against events_dir (tracefs's events/, NULL when it cannot be
- * read). Into out, named "category:name" in name order, addr the event
- * id (tracefs's id file; 0 when it has none). Returns the number
+ * read). Into out, named "category:name" in name order (addr 0: BPF
+ * never sees a tracepoint's event id, see multiattach.c). Returns the number
  * matched, between 1 and TK_FUNC_LIMIT, or -errno with one line in err:
  *   -EINVAL  malformed spec or regex
  *   -ENOENT  no category or no tracepoint matches, no tracefs
