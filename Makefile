@@ -4,6 +4,8 @@
 #   make check-vm   the end-to-end tests under Debian's kernels 5.10, 6.1 and
 #                   6.12 in QEMU (TCG; tests/vm/): one line per kernel.
 #                   Kernels are fetched once into $(BUILD)/vm/kernels/.
+#                   Only tests marked kernel (their result can differ
+#                   between kernels) unless VM_SCOPE=all.
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
 #   make check-repeat N=10 [LOAD=1] [VM=1]

@@ -3,6 +3,7 @@ against workloads the tests make themselves."""
 import contextlib
 import functools
 import glob
+import inspect
 import json
 import os
 import re
@@ -31,6 +32,36 @@ def _emulated_cpu():
 # fire late and kernel paths take hundreds of times longer, so tests of
 # rates and times allow for that where they must (and say so).
 EMULATED_CPU = _emulated_cpu()
+
+
+# The kernel matrix (make check-vm) runs only tests marked kernel: what
+# it checks can differ between kernels. That is every test that needs a
+# kernel feature (an attach method, fentry or kprobes, BPF cookies: the
+# host skips some of them), and each tool's exact-content tests of what
+# BPF reads (CO-RE fields, tracepoint arguments, helpers a kernel may lack,
+# BPF-side filters, stack and cgroup ids, transports). Usage errors, help,
+# output formatting, intervals and userspace aggregation are the same on
+# every kernel and run on the host only. VM_SCOPE=all runs everything.
+KERNEL_FEATURE_CALL = re.compile(
+    r"\b(require|kernel_has|has_cookies|has_ksym|assert_no_kernel_function_tracing)\(")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "kernel: runs in the kernel matrix too (make check-vm): "
+        "the result can differ between kernels")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that asks what the kernel can do must be marked kernel, or
+    a test the host skips would run nowhere."""
+    unmarked = sorted({item.function.__name__ for item in items
+                       if KERNEL_FEATURE_CALL.search(inspect.getsource(item.function))
+                       and not item.get_closest_marker("kernel")})
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests depend on the kernel's features but are not marked "
+            f"@pytest.mark.kernel (make check-vm would skip them): {', '.join(unmarked)}")
 
 
 def tool_path(name):

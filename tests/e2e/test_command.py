@@ -75,6 +75,7 @@ def strace_table(text):
 
 
 @pytest.mark.parametrize("how", FILTERS)
+@pytest.mark.kernel
 def test_syscount_summary_equals_strace_c(how, cmdtree, workdir, tmp_path):
     """Every syscall of a tree that forks, execs, runs a thread and fails
     some calls on purpose: the same calls and errors as strace -f -c."""
@@ -110,6 +111,7 @@ def strace_opens(prefix):
 
 
 @pytest.mark.parametrize("how", FILTERS)
+@pytest.mark.kernel
 def test_opensnoop_equals_strace(how, cmdtree, workdir, tmp_path):
     """The same paths with the same results, in the same order in each
     thread, as strace -f -e trace=open,openat,openat2."""
@@ -153,6 +155,7 @@ def released_command(tool, outfile, *extra, how="cgroup"):
 
 
 @pytest.mark.parametrize("how", FILTERS)
+@pytest.mark.kernel
 def test_execsnoop_shows_exactly_the_tree(how, tmp_path):
     """COMMAND's own exec is the first event, then its children's; an exec
     outside the tree made while it runs is not shown. stdin and stdout
@@ -174,6 +177,7 @@ def test_all_shows_every_process_while_command_runs(tmp_path):
 
 
 @pytest.mark.parametrize("how", FILTERS)
+@pytest.mark.kernel
 def test_double_forked_daemon_is_counted_an_outsider_is_not(how, cmdtree, tmp_path):
     """A daemon COMMAND double-forks (setsid) makes N sched_yield calls:
     counted N, while a process outside the tree makes the same call all
@@ -228,6 +232,7 @@ def test_every_tool_ends_with_command_and_its_status(tool, how, cmdtree, tmp_pat
     ("syscount", ["--syscall", "getpid"], lambda rs: [r["count"] for r in rs
                                                       if r["type"] == "syscall"]),
 ])
+@pytest.mark.kernel
 def test_counts_only_the_command(tool, args, key, how, cmdtree, tmp_path):
     """Uprobes attach to every process, syscalls are everyone's: the
     transient cgroup keeps exactly COMMAND's calls, with a process outside
@@ -244,6 +249,7 @@ def test_counts_only_the_command(tool, args, key, how, cmdtree, tmp_path):
         outsider.wait()
 
 
+@pytest.mark.kernel
 def test_tcpconnect_sees_the_commands_connect():
     require_kernel_functions()
     with socket.socket() as srv:
@@ -295,6 +301,7 @@ def test_run_as_user(tmp_path):
     assert (rec["argv"], rec["uid"]) == (["id", "-u"], nobody)
 
 
+@pytest.mark.kernel
 def test_run_as_user_has_none_of_the_tools_capabilities():
     r = run("execsnoop", "-o", "/dev/null", "--run-as", "nobody", "--", "grep",
             "^Cap[IPEA]", "/proc/self/status")
@@ -363,6 +370,7 @@ def test_output_without_command(tmp_path):
     assert sum(line.endswith(str(marker)) for line in lines) == 1
 
 
+@pytest.mark.kernel
 def test_unit_filters_by_the_units_cgroup(cmdtree, tmp_path):
     """--unit NAME: only tasks in the unit's cgroup, found by name under
     the cgroup v2 hierarchy (no suffix: .service)."""
@@ -437,6 +445,7 @@ def test_bad_command_filter_setting():
     assert r.stderr == "execsnoop: TRACEKIT_COMMAND_FILTER=pid: expected cgroup or fork\n"
 
 
+@pytest.mark.kernel
 def test_cgroup_left_by_a_killed_tool_is_removed():
     """A tool killed outright leaves its empty transient cgroup; the next
     tool that runs a COMMAND removes those of tools that are gone, and

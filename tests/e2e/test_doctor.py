@@ -128,6 +128,7 @@ def private_mounts(script):
 
 # ---- the JSON report ----
 
+@pytest.mark.kernel
 def test_json_is_one_line_with_every_feature():
     r = run("tracekit-doctor", "--json", "--no-tools")
     assert r.returncode == 0, r.stderr
@@ -157,6 +158,7 @@ def test_full_report_shape(report):
             assert set(t) == {"ok", "error"}, label
 
 
+@pytest.mark.kernel
 def test_btf_matches_sysfs(report):
     f = features(report)["btf"]
     if Path("/sys/kernel/btf/vmlinux").exists():
@@ -167,6 +169,7 @@ def test_btf_matches_sysfs(report):
         assert "CONFIG_DEBUG_INFO_BTF" in f["detail"]
 
 
+@pytest.mark.kernel
 def test_maps_agree_with_bpftool(report):
     if not shutil.which("bpftool"):
         pytest.skip("no bpftool")
@@ -187,6 +190,7 @@ def test_maps_agree_with_bpftool(report):
             assert progs[prog_type], feature
 
 
+@pytest.mark.kernel
 def test_kprobes_iff_kprobe_pmu(report):
     f = features(report)["kprobes"]
     pmu = Path("/sys/bus/event_source/devices/kprobe").exists()
@@ -198,6 +202,7 @@ def test_kprobes_iff_kprobe_pmu(report):
             assert "CONFIG_KPROBES is not set" in f["detail"]
 
 
+@pytest.mark.kernel
 def test_uprobes_iff_uprobe_pmu(report):
     f = features(report)["uprobes"]
     assert f["ok"] == Path("/sys/bus/event_source/devices/uprobe").exists(), f["detail"]
@@ -205,6 +210,7 @@ def test_uprobes_iff_uprobe_pmu(report):
         assert os.path.realpath(BIN / "tracekit-doctor") in f["detail"]
 
 
+@pytest.mark.kernel
 def test_fentry_explains_itself(report):
     f = features(report)["fentry"]
     if not f["ok"]:
@@ -212,12 +218,14 @@ def test_fentry_explains_itself(report):
         assert "vfs_read" in f["detail"]
 
 
+@pytest.mark.kernel
 def test_tracepoint_chain_needs_btf(report):
     f = features(report)
     if f["tp_btf"]["ok"] or f["fentry"]["ok"]:
         assert f["btf"]["ok"]
 
 
+@pytest.mark.kernel
 def test_sysctls_match_proc(report):
     f = features(report)
     paranoid = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text())
@@ -256,6 +264,7 @@ def test_memlock_matches_rlimit(report):
         assert f["value"] == soft
 
 
+@pytest.mark.kernel
 def test_lockdown_matches_securityfs(report):
     f = features(report)["lockdown"]
     # securityfs may not be mounted: read it in a namespace of our own.
@@ -269,6 +278,7 @@ def test_lockdown_matches_securityfs(report):
     assert f["ok"] == (mode != "confidentiality")
 
 
+@pytest.mark.kernel
 def test_tracefs_state_matches_mounts(reports):
     report, _, mounts = reports
     f = features(report)["tracefs"]
@@ -281,6 +291,7 @@ def test_tracefs_state_matches_mounts(reports):
         assert f["detail"].startswith("not mounted; mountable"), f["detail"]
 
 
+@pytest.mark.kernel
 def test_unmounted_tracefs_is_probed_and_left_unmounted():
     """With tracefs unmounted, the doctor finds it mountable and still
     attaches a classic tracepoint, and leaves it unmounted, even after
@@ -308,6 +319,7 @@ def test_unmounted_tracefs_is_probed_and_left_unmounted():
     assert t is None or t["ok"], t
 
 
+@pytest.mark.kernel
 def test_leaves_mounts_and_probe_events_as_they_were():
     def state():
         # The files first: /sys/kernel/debug/tracing is an automount on
@@ -336,6 +348,7 @@ def test_every_tool_is_reported(report):
     assert list(report["tools"]) == installed_labels()
 
 
+@pytest.mark.kernel
 def test_tool_reports_match_their_own_dry_run(report):
     for label, t in report["tools"].items():
         r = run(tool_of(label), "--dry-run", *ARGS.get(label, []), timeout=120)
@@ -355,6 +368,7 @@ def test_tool_reports_match_their_own_dry_run(report):
             assert t["error"].startswith(tool_of(label) + ": ")
 
 
+@pytest.mark.kernel
 def test_tools_and_features_say_the_same(report):
     """A tool that cannot trace kernel functions fails where the doctor
     finds neither fentry nor kprobes, and names the same fixes."""

@@ -19,6 +19,7 @@ def records_with(records, needle):
     return [r for r in records if r.get("type") == "exec" and needle in r["argv"]]
 
 
+@pytest.mark.kernel
 def test_exec_success_exact_argv_json():
     m = marker()
     with Tool("execsnoop", "-j") as t:
@@ -39,6 +40,7 @@ def test_exec_success_exact_argv_json():
     assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
 
 
+@pytest.mark.kernel
 def test_exec_from_a_second_thread():
     """A thread other than the leader execs: the kernel gives it the
     leader's pid (de_thread), so the thread id seen at the syscall's entry
@@ -62,6 +64,7 @@ def test_exec_from_a_second_thread():
     assert loss_record(recs) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
 
 
+@pytest.mark.kernel
 def test_failed_exec_reports_enoent():
     m = marker()
     missing = f"/nonexistent-{m}/prog"
@@ -149,6 +152,7 @@ def quoted_argv(m):
     return ["/bin/true", m, 'say "hi" twice', "two words", ""]
 
 
+@pytest.mark.kernel
 def test_parent_comm_cpu_quote_and_ppid_columns():
     """-M -C -q -P together: bcc's column order COMM PID PCOMM PPID CPU
     RET ARGS, the parent's comm as it set it, the CPU it is pinned to,
@@ -211,6 +215,7 @@ def test_quote_keeps_control_bytes_escaped_and_truncation_mark():
     assert line.endswith(f'0 "/bin/true" "{m}" "a\\"b" "line\\x0abreak" ...')
 
 
+@pytest.mark.kernel
 def test_first_exec_of_untouched_argv_page(tmp_path):
     """The marker argument lives in a page the exec'ing program never
     touched; reading argv at sys_enter would miss it."""
@@ -256,6 +261,7 @@ def test_line_filter_and_name_filter():
     assert [r["argv"] for r in recs] == [["/bin/true", m]]
 
 
+@pytest.mark.kernel
 def test_pid_filter_excludes_others():
     m = marker()
     # The filtered pid is a sleeping shell that execs /bin/true with the
@@ -275,6 +281,7 @@ def test_pid_filter_excludes_others():
     assert recs[0]["pid"] == shell.pid
 
 
+@pytest.mark.kernel
 def test_max_args_truncation_marked():
     m = marker()
     args = ["/bin/true", m] + [f"a{i}" for i in range(28)]  # 30 arguments
@@ -290,6 +297,7 @@ def test_max_args_truncation_marked():
     assert r["argv"] == args and r["argc"] == 30 and r["args_truncated"] is False
 
 
+@pytest.mark.kernel
 def test_argv_over_8192_bytes_is_truncated():
     m = marker()
     big = "x" * 5000
@@ -305,6 +313,7 @@ def test_argv_over_8192_bytes_is_truncated():
     assert len(r["argv"]) == 4 and big.startswith(r["argv"][3])
 
 
+@pytest.mark.kernel
 def test_perf_buffer_transport_same_events():
     m = marker()
     with Tool("execsnoop", "-j", "-v", env={"TRACEKIT_TRANSPORT": "perf"}) as t:
@@ -341,6 +350,7 @@ def test_time_and_uid_columns():
 
 
 @pytest.mark.parametrize("user", ["nobody", "65534"])
+@pytest.mark.kernel
 def test_uid_filter_by_name_or_number(user):
     """-u takes a user name, as bcc's execsnoop does, or a UID: of two
     execs of the marker, one as root and one as nobody, only nobody's."""
@@ -368,6 +378,7 @@ def test_sigpipe_ends_quietly():
     assert err == b""
 
 
+@pytest.mark.kernel
 def test_mounts_tracefs_when_missing():
     """In a mount namespace without tracefs (nor debugfs, whose tracing/
     directory would do), execsnoop mounts it at /sys/kernel/tracing."""
@@ -421,6 +432,7 @@ def test_help_states_limits_and_examples():
     assert "--max-args" in r.stdout and "--json" in r.stdout
 
 
+@pytest.mark.kernel
 def test_full_buffer_losses_reported():
     """A 4 KiB ring buffer cannot hold an exec event with 6000 bytes of
     argv: each is dropped in the kernel, counted, and reported at exit."""

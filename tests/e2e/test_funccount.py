@@ -70,6 +70,7 @@ def counts(out):
 
 # ---- user functions ----
 
+@pytest.mark.kernel
 def test_user_glob_counts_each_function(prog):
     """f* matches fa, fb, fc and the C runtime's frame_dummy: only the
     two called appear, with their exact counts."""
@@ -88,6 +89,7 @@ def test_user_glob_json(prog):
     assert loss_record(records) == LOSS
 
 
+@pytest.mark.kernel
 def test_one_user_function(prog):
     """A name without glob characters is that one function."""
     out = trace(prog, ["-p", "PID", f"p:{prog}:fb"], ["f 4 6"])
@@ -100,6 +102,7 @@ def test_regex(prog):
     assert counts(out) == {"fa": 8}
 
 
+@pytest.mark.kernel
 def test_libc_function(prog):
     """libc's getppid() wrapper, called by the workload alone in its
     process (-p)."""
@@ -109,11 +112,13 @@ def test_libc_function(prog):
 
 # ---- tracepoints ----
 
+@pytest.mark.kernel
 def test_one_tracepoint(prog):
     out = trace(prog, ["-p", "PID", "t:syscalls:sys_enter_getppid"], ["getppid 17"])
     assert table(out) == {"syscalls:sys_enter_getppid": 17}
 
 
+@pytest.mark.kernel
 def test_tracepoint_glob_counts_each_tracepoint(prog):
     """sys_enter_getp* matches getppid, getpgid, getpgrp, getpid and
     getpriority: each of the two made counts exactly."""
@@ -191,6 +196,7 @@ def test_command(prog):
     assert counts(r.stdout) == {"fa": 3, "fb": 12, "frame_dummy": 1}
 
 
+@pytest.mark.kernel
 def test_several_tracepoints_need_cookies():
     """Without BPF cookies (5.10) several tracepoints cannot be told
     apart: one line says so, and what would do."""
@@ -267,5 +273,6 @@ def test_usage_errors(args, message):
     ("vfs_read", ["p::vfs_read"], "kprobe"),
     ("vfs_(read|write) (2 functions)", ["-r", "vfs_(read|write)"], "kprobe"),
 ])
+@pytest.mark.kernel
 def test_kernel_functions_without_fentry_or_kprobes_fail_in_one_line(func, args, attach):
     assert_no_kernel_function_tracing("funccount", func, *args, attach=attach)

@@ -136,6 +136,7 @@ def text_hist(unit, counts):
 # ---- user functions (uprobes) ----
 
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.kernel
 def test_counts_every_call_of_a_user_function(progs, kind):
     path = progs[kind]
     out, err, pid = trace(["-j", "-p", "PID", f"{path}:work"], path, ["work 25 0"])
@@ -150,6 +151,7 @@ def test_counts_every_call_of_a_user_function(progs, kind):
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
 @pytest.mark.parametrize("flags, unit, low", [
     ([], "nsecs", 1 << 24), (["-u"], "usecs", 1 << 14), (["-m"], "msecs", 16)])
+@pytest.mark.kernel
 def test_sleeping_call_lands_in_its_bucket(progs, kind, flags, unit, low):
     path = progs[kind]
     target = []
@@ -202,6 +204,7 @@ def test_pid_probes_that_process_only(progs):
     assert h["total"] == 4
 
 
+@pytest.mark.kernel
 def test_library_function_with_pid(progs):
     """c:getpid: glibc's getpid() is a syscall wrapper, called N times;
     with -p the library is the one the process maps."""
@@ -216,6 +219,7 @@ def test_library_function_with_pid(progs):
     assert (h["function"], h["binary"], h["total"]) == ("getpid", libc, 9)
 
 
+@pytest.mark.kernel
 def test_recursion_times_every_nested_call(progs):
     """recurse 5: 6 calls, each inside the last; recurse 20: 21 calls, of
     which the 16 outermost are timed and 5 counted as not recorded."""
@@ -294,6 +298,7 @@ def target_in_new_cgroup(path, tag):
             yield "/" + d.name, t
 
 
+@pytest.mark.kernel
 def test_print_cgroup_counts_each_cgroups_calls(progs):
     """--print-cgroup: a histogram per cgroup v2 of the caller. 4 calls
     from a workload in a cgroup the test made, 6 from one in the test's
@@ -441,6 +446,7 @@ def test_micro_is_u_and_uid_is_long_only(progs):
 
 # ---- kernel functions ----
 
+@pytest.mark.kernel
 def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
     if kernel_has("fentry") or kernel_has("kprobe"):
         pytest.skip("this kernel has fentry or kprobes: nothing to refuse")
@@ -456,6 +462,7 @@ RETURN_OF = {"fentry": "fexit", "kprobe": "kretprobe"}
 
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_kernel_function_counts_every_call(progs, method):
     require(method)
     fn = kernel_fn()
@@ -471,6 +478,7 @@ def test_kernel_function_counts_every_call(progs, method):
 
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_kernel_function_dry_run_shows_method(method):
     require(method)
     fn = kernel_fn()
@@ -481,6 +489,7 @@ def test_kernel_function_dry_run_shows_method(method):
 
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_kernel_function_text_and_units(progs, method):
     require(method)
     fn = kernel_fn()
@@ -521,6 +530,7 @@ def user_method(attach):
 
 
 @pytest.mark.parametrize("attach", USER_METHODS)
+@pytest.mark.kernel
 def test_glob_times_every_matched_function_in_one_histogram(progs, attach):
     path = progs["pie"]
     out, err, _ = trace(["-j", "-v", "-p", "PID", f"{path}:tk_fn_*"], path, [CALLS],
@@ -538,6 +548,7 @@ def test_glob_times_every_matched_function_in_one_histogram(progs, attach):
 
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
 @pytest.mark.parametrize("attach", USER_METHODS)
+@pytest.mark.kernel
 def test_per_function_histograms(progs, kind, attach):
     """-F: a histogram per function, named; across processes too (no -p:
     the cookie, not the address, says which function a hit is)."""
@@ -583,6 +594,7 @@ def test_regex_matches_whole_names(progs):
                           f"the regex 'tk_fn_' ({path}: .symtab); see 'funclatency --help'\n")
 
 
+@pytest.mark.kernel
 def test_per_function_user_without_cookies_is_refused(progs):
     if has_cookies():
         pytest.skip("this kernel has BPF cookies: -F over user functions works "
@@ -627,6 +639,7 @@ def test_library_glob(progs):
 
 
 @pytest.mark.parametrize("level, total", [(1, 1), (3, 3), (16, 16)])
+@pytest.mark.kernel
 def test_level_times_only_the_outermost_calls(progs, level, total):
     """recurse 20: 21 nested calls; -l LEVEL times the LEVEL outermost,
     the deeper ones are left out by request, not counted as lost."""
@@ -702,6 +715,7 @@ def kernel_multi_method(attach):
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
+@pytest.mark.kernel
 def test_kernel_glob_per_function(progs, attach):
     """fsync 4 and fdatasync 6: __x64_sys_f*sync, a histogram each; one
     kprobe.multi link where the kernel has it, else a kprobe per function
@@ -722,6 +736,7 @@ def test_kernel_glob_per_function(progs, attach):
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
+@pytest.mark.kernel
 def test_kernel_regex_in_one_histogram(progs, attach):
     require("kprobe")
     glob = kernel_glob()
@@ -734,6 +749,7 @@ def test_kernel_regex_in_one_histogram(progs, attach):
     assert (h["pattern"], h["functions"], h["total"]) == (prefix + "f(data)?sync", 2, 10)
 
 
+@pytest.mark.kernel
 def test_kernel_pattern_without_kprobes_fails_in_one_line():
     """Several kernel functions take no fentry: without kprobes the one
     line names what is missing (this host)."""

@@ -25,6 +25,7 @@ def dry_run(tool, *args, env=None):
 
 
 @pytest.mark.parametrize("tool", TP_TOOLS)
+@pytest.mark.kernel
 def test_dry_run_text_matches_json(tool):
     records = dry_run(tool)
     text = run(tool, "--dry-run")
@@ -34,6 +35,7 @@ def test_dry_run_text_matches_json(tool):
     assert text.stdout.splitlines() == want
 
 
+@pytest.mark.kernel
 def test_verbose_names_each_probe_and_its_method():
     r = run("runqlat", "-v", "--dry-run", env={"TRACEKIT_ATTACH": "raw_tp"})
     assert r.returncode == 0
@@ -44,6 +46,7 @@ def test_verbose_names_each_probe_and_its_method():
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp", "tp"])
 @pytest.mark.parametrize("tool, last", [("syscount", "tp"), ("runqlat", "raw_tp")])
+@pytest.mark.kernel
 def test_forced_method_starts_the_chain_there(tool, last, method):
     """Probes written for several methods use the forced one; a probe that
     lacks it uses its last method (runqlat has no classic tracepoints)."""
@@ -54,6 +57,7 @@ def test_forced_method_starts_the_chain_there(tool, last, method):
     assert all(p["program"] == f"{p['probe']}_{want}" for p in probes)
 
 
+@pytest.mark.kernel
 def test_transport_is_reported_and_forcible():
     for env, want in (({}, "ringbuf"), ({"TRACEKIT_TRANSPORT": "perf"}, "perf")):
         records = dry_run("execsnoop", env=env)
@@ -79,6 +83,7 @@ def kernel_btf(tmp_path_factory):
     return path
 
 
+@pytest.mark.kernel
 def test_btf_file_works_like_the_kernels(kernel_btf):
     assert dry_run("runqlat", "--btf", kernel_btf) == dry_run("runqlat")
 
@@ -107,6 +112,7 @@ def without_kernel_btf(argv):
     return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *argv]
 
 
+@pytest.mark.kernel
 def test_missing_kernel_btf_says_use_btf_file():
     r = subprocess.run(without_kernel_btf([tool_path("runqlat"), "--dry-run"]),
                        capture_output=True, text=True, timeout=120)
@@ -116,6 +122,7 @@ def test_missing_kernel_btf_says_use_btf_file():
 
 
 @pytest.mark.parametrize("tool", TP_TOOLS)
+@pytest.mark.kernel
 def test_btf_file_stands_in_for_missing_kernel_btf(tool, kernel_btf):
     """tp_btf needs the kernel's own BTF; with --btf the tools fall back to
     raw tracepoints and classic ones."""
@@ -127,6 +134,7 @@ def test_btf_file_stands_in_for_missing_kernel_btf(tool, kernel_btf):
     assert methods and methods <= {"raw_tp", "tp"}
 
 
+@pytest.mark.kernel
 def test_execsnoop_traces_with_btf_file_and_no_kernel_btf(kernel_btf, tmp_path):
     """A real run, not just an attach: the exec the test makes is reported."""
     ready_r, ready_w = os.pipe()

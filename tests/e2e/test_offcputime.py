@@ -186,6 +186,7 @@ def assert_total(total, sleeps, ms, took, out=None, err=None, not_timed=None):
 # ---- the main chain: folded, user and kernel frames ----
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_folded_shows_the_chain_and_its_time(prog, method):
     require(method)
     out, err, _, (took,) = trace(prog, ["-f", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"],
@@ -205,6 +206,7 @@ def test_folded_shows_the_chain_and_its_time(prog, method):
     assert all(f[0] == COMM for f, _ in lines), out
 
 
+@pytest.mark.kernel
 def test_user_stacks_only(prog):
     out, err, _, (took,) = trace(prog, ["-f", "-U", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
     chain = [(f, c) for f, c in folded(out) if "wait_inner" in f]
@@ -217,6 +219,7 @@ def test_user_stacks_only(prog):
     assert not any(k in f for f, _ in folded(out) for k in ("schedule", "__schedule")), out
 
 
+@pytest.mark.kernel
 def test_kernel_stacks_only(prog):
     out, err, _, (took,) = trace(prog, ["-f", "-K", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
     lines = folded(out)
@@ -251,6 +254,7 @@ def test_annotations_mark_kernel_frames(prog):
     assert_total(sleeps[0][1], 2, 50, took, out, err)
 
 
+@pytest.mark.kernel
 def test_min_block_time_excludes_short_blocks(prog):
     out, err, _, (took_s, took) = trace(prog, ["-f", "-m", "100000", "-p", "PID"],
                                         ["short 10 5", "long 2 300"])
@@ -311,6 +315,7 @@ def vfork_lines(lines):
     ("2", False, True),   # TASK_UNINTERRUPTIBLE (vfork waits KILLABLE)
     ("0", False, False),  # TASK_RUNNING (preempted): neither
 ])
+@pytest.mark.kernel
 def test_state_filter(prog, state, sleeps, vforks):
     args = ["-f", "-p", "PID"] + (["--state", state] if state else [])
     out, err, _, (took_s, took_v) = trace(prog, args, ["sleep 2 100", "vfork 150"])
@@ -332,6 +337,7 @@ def test_state_filter(prog, state, sleeps, vforks):
 
 # ---- which threads ----
 
+@pytest.mark.kernel
 def test_tid_filter(prog):
     with Target(prog) as t:
         with Tool("offcputime", "-f", "-t", t.pid) as a, \
@@ -383,6 +389,7 @@ def test_pid_and_tid_lists_as_bcc_takes_them(prog, option):
 
 
 @pytest.mark.parametrize("flag, kernel_threads", [("-k", True), ("-u", False)])
+@pytest.mark.kernel
 def test_thread_kind_filters(prog, flag, kernel_threads):
     with Target(prog) as t:
         with Tool("offcputime", "-j", flag) as tool:
@@ -429,6 +436,7 @@ def map_id(tool_pid, name):
     return found[0]
 
 
+@pytest.mark.kernel
 def test_exited_threads_leave_no_start_entry():
     """The start map holds only threads that are off CPU now: a thread's
     entry goes when it runs again, and the final switch of an exiting
@@ -529,6 +537,7 @@ def test_duration_argument_ends_the_run(prog):
 # ---- options ----
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_dry_run_shows_the_probe_and_method(method):
     require(method)
     env = None if method == "tp_btf" else {"TRACEKIT_ATTACH": method}
@@ -646,6 +655,7 @@ def cgroup_stacks(fmt, out):
 
 
 @pytest.mark.parametrize("fmt", ["-f", "report", "-j"])
+@pytest.mark.kernel
 def test_print_cgroup_times_each_cgroup_apart(prog, cgroup, fmt):
     """--print-cgroup: two workloads sleep in the same chain, one in a
     cgroup the test made (2 sleeps of 100 ms), the other in the test's

@@ -89,6 +89,7 @@ def existing(tmp_path):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.kernel
 def test_successful_open_exact_record(kind, existing):
     with Tool("opensnoop", "-j") as t:
         child = open_in_child(existing, RDONLY, kind)
@@ -110,6 +111,7 @@ def test_successful_open_exact_record(kind, existing):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.kernel
 def test_failed_open_reports_enoent(kind, tmp_path):
     missing = str(tmp_path / marker() / "missing")
     with Tool("opensnoop", "-j") as t:
@@ -126,6 +128,7 @@ def test_failed_open_reports_enoent(kind, tmp_path):
     assert r["flags"] == RDONLY
 
 
+@pytest.mark.kernel
 def test_create_flags_and_thread_id(tmp_path):
     path = str(tmp_path / marker())
     with Tool("opensnoop", "-j") as t:
@@ -209,6 +212,7 @@ print(threading.get_native_id(), os.getpid(), flush=True)
 
 
 @pytest.mark.parametrize("opt", ["-t", "--tid"])
+@pytest.mark.kernel
 def test_tid_filter_only_that_thread(opt, existing):
     """bcc's -t TID: of one process's two threads opening the same file,
     only the named one is reported; in text the first column is TID."""
@@ -277,6 +281,7 @@ def test_flag_filter(filters, wanted, tmp_path):
         (pids[name], how[name]) for name in how if name in wanted]
 
 
+@pytest.mark.kernel
 def test_flag_filter_in_bpf_for_every_process(existing):
     """The filter is applied in BPF to every open of the system: with
     O_RDONLY not one record of a writing open comes through."""
@@ -372,6 +377,7 @@ def full_path_run(steps, *args):
     return m, pid, fds, out
 
 
+@pytest.mark.kernel
 def test_full_path_cwd_across_a_mount(tmp_path):
     """A relative name opened N times from a cwd inside a tmpfs mounted on
     a directory of the test's: each open is reported with the whole path,
@@ -391,6 +397,7 @@ def test_full_path_cwd_across_a_mount(tmp_path):
                                for k, fd in zip([k for k in kinds for _ in range(3)], fds)]
 
 
+@pytest.mark.kernel
 def test_full_path_bind_mount_named_by_its_mount_point(tmp_path):
     """A bind mount's files are named by where they are mounted, not by
     where the directory lives: the walk follows the mount, not d_parent
@@ -407,6 +414,7 @@ def test_full_path_bind_mount_named_by_its_mount_point(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["openat", "openat2"])
+@pytest.mark.kernel
 def test_full_path_through_a_dirfd(kind, tmp_path):
     """openat's dirfd, not the cwd, is what a relative name is relative
     to; an absolute name is left as it is; a name relative to an fd that
@@ -428,6 +436,7 @@ def test_full_path_through_a_dirfd(kind, tmp_path):
     assert not any(r["path_prefix_missing"] for r in recs)
 
 
+@pytest.mark.kernel
 def test_full_path_stops_at_the_callers_root(tmp_path):
     """In a chroot the path is the caller's view, as the kernel's d_path."""
     root = tmp_path / "root"
@@ -442,6 +451,7 @@ def test_full_path_stops_at_the_callers_root(tmp_path):
     assert (root / f"{m}-top").exists()
 
 
+@pytest.mark.kernel
 def test_full_path_marks_a_walk_cut_at_its_depth(tmp_path):
     """70 directories deep: the walk stops after 64 names; the path
     starts with '...' (JSON: path_prefix_missing)."""
@@ -455,6 +465,7 @@ def test_full_path_marks_a_walk_cut_at_its_depth(tmp_path):
     assert out.splitlines()[1].endswith(" ..." + "/a" * 64 + f"/{m}")
 
 
+@pytest.mark.kernel
 def test_full_path_marks_a_walk_cut_at_its_length(tmp_path):
     """20 names of 250 bytes (5020 bytes: longer than PATH_MAX): the walk
     keeps the last 16 that fit in 4095 bytes and marks the cut."""
@@ -468,6 +479,7 @@ def test_full_path_marks_a_walk_cut_at_its_length(tmp_path):
     assert (r["path_prefix_missing"], r["path_truncated"]) == (True, False)
 
 
+@pytest.mark.kernel
 def test_full_path_cut_at_path_max(tmp_path):
     """A relative name that fits PATH_MAX but not after its directory:
     the full path is cut at 4095 bytes and marked, as any long path."""
@@ -565,6 +577,7 @@ def test_pid_filter_excludes_others(existing):
     assert r["fd"] == fd
 
 
+@pytest.mark.kernel
 def test_path_at_limit_and_truncated(tmp_path):
     m = marker()
     base = f"{tmp_path}/{m}/"
@@ -582,6 +595,7 @@ def test_path_at_limit_and_truncated(tmp_path):
     assert (b["path"], b["path_truncated"], b["error"]) == (fits, True, "ENAMETOOLONG")
 
 
+@pytest.mark.kernel
 def test_perf_buffer_transport_same_record(existing):
     with Tool("opensnoop", "-j", "-v", env={"TRACEKIT_TRANSPORT": "perf"}) as t:
         child = open_in_child(existing)
@@ -668,6 +682,7 @@ def test_help_states_limits_and_options():
     assert "O_RDONLY has no bit" in r.stdout
 
 
+@pytest.mark.kernel
 def test_burst_delivered_while_running(tmp_path):
     """Most events of a burst are sent without waking the reader
     (TK_EVENTS_WAKE_MS): every one must still reach stdout while the tool
@@ -777,6 +792,7 @@ def test_print_cgroup_text_column(existing):
     assert header.index("CGROUP") == line.index(path)
 
 
+@pytest.mark.kernel
 def test_print_cgroup_json_follows_the_task(existing):
     """"cgroup" in each record is the cgroup the opener was in at that
     open: the shell's opens before it moved itself are in the test's own

@@ -20,6 +20,7 @@ def in_pidns(*argv, env=None, **kw):
 
 
 @pytest.mark.parametrize("how", ["cgroup", "fork"])
+@pytest.mark.kernel
 def test_execsnoop_shows_the_namespaces_pids(how):
     r = in_pidns(tool_path("execsnoop"), "-j", "--", "sh", "-c", "/bin/true x",
                  env={"TRACEKIT_COMMAND_FILTER": how})
@@ -29,12 +30,14 @@ def test_execsnoop_shows_the_namespaces_pids(how):
         (["sh", "-c", "/bin/true x"], 2, 1, "execsnoop"), (["/bin/true", "x"], 3, 2, "sh")]
 
 
+@pytest.mark.kernel
 def test_syscount_per_process_keys_by_the_namespaces_pid(cmdtree):
     r = in_pidns(tool_path("syscount"), "-P", "-j", "--", cmdtree, "getpid", 5)
     assert (r.returncode, r.stderr) == (0, "")
     assert [(x["pid"], x["comm"]) for x in json_lines(r.stdout)[:-1]] == [(2, "cmdtree")]
 
 
+@pytest.mark.kernel
 def test_runqlat_per_process_and_offcputime_see_the_namespaces_pids():
     """The woken task is not current: its PID is read from its struct pid
     at the namespace's level."""
@@ -67,6 +70,7 @@ PID_FILTER_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.kernel
 def test_pid_filter_takes_the_namespaces_pid(tmp_path):
     marker = tmp_path / "pidns-marker"
     marker.write_text("x")
@@ -77,6 +81,7 @@ def test_pid_filter_takes_the_namespaces_pid(tmp_path):
     assert opens == [(1, 1)] * 3
 
 
+@pytest.mark.kernel
 def test_task_outside_the_namespace_shows_as_pid_0(tmp_path):
     """With --all, an open by a process outside the namespace (this test)
     is shown, with PID 0: it has no PID in there."""

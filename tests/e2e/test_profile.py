@@ -209,6 +209,7 @@ def matching(stacks, regex):
 # ---- the known chain, folded ----
 
 @pytest.mark.parametrize("kind", ["pie", "nopie", "lib"])
+@pytest.mark.kernel
 def test_folded_user_stack_is_the_chain(progs, kind):
     out, err, pid, (cpu, _) = profile(["-f", "-U", "-F", HZ, "-p", "PID"], progs[kind])
     stacks, missed = split_missed(folded(out), err)
@@ -221,6 +222,7 @@ def test_folded_user_stack_is_the_chain(progs, kind):
     assert sum(stacks.values()) - n <= 0.05 * n, stacks
 
 
+@pytest.mark.kernel
 def test_kernel_frames_follow_user_frames_after_a_dash(progs):
     out, err, pid, (cpu, _) = profile(["-f", "-d", "-F", HZ, "-p", "PID"],
                                       progs["pie"], mode="syscall")
@@ -267,6 +269,7 @@ def kernel_text_symbols():
     return names
 
 
+@pytest.mark.kernel
 def test_kernel_only(progs):
     out, err, pid, (cpu, _) = profile(["-f", "-K", "-F", HZ, "-p", "PID"],
                                       progs["pie"], mode="syscall")
@@ -289,6 +292,7 @@ KERNEL_ENTRIES = {"entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe", "do_sysc
                   "asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt"}
 
 
+@pytest.mark.kernel
 def test_user_only(progs):
     out, err, pid, (cpu, _) = profile(["-f", "-U", "-d", "-F", HZ, "-p", "PID"],
                                       progs["pie"], mode="syscall")
@@ -395,6 +399,7 @@ def test_json_records(progs):
 # ---- which samples: CPUs, threads, period, idle ----
 
 @pytest.mark.parametrize("cpu", [0, 1])
+@pytest.mark.kernel
 def test_cpu_list_samples_only_those_cpus(progs, cpu):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs 2 CPUs")
@@ -408,6 +413,7 @@ def test_cpu_list_samples_only_those_cpus(progs, cpu):
         assert stacks == {}
 
 
+@pytest.mark.kernel
 def test_threads_with_pid_tid_and_L(progs):
     path = progs["pie"]
     out, err, _, _ = profile(["-f", "-U", "-F", HZ, "-p", "PID"], path, mode="two")
@@ -452,6 +458,7 @@ def test_pid_and_tid_lists_as_bcc_takes_them(progs, option):
     assert not any(s.startswith("stk-nopie") for s in stacks), stacks
 
 
+@pytest.mark.kernel
 def test_cgroup_filter(progs):
     """Two spinners at once, one of them in a cgroup: --cgroup (long
     only: -c is --count) samples that one only."""
@@ -494,6 +501,7 @@ def idle_seconds():
     return int(fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.kernel
 def test_idle_task_only_with_include_idle():
     """The idle task (tgid 0 and tid 0: "swapper/N") is sampled, but left
     out unless -I. Measured here: an idle CPU 0 gives a sample per tick in
@@ -515,6 +523,7 @@ def test_idle_task_only_with_include_idle():
     assert all(";cpu_startup_entry;" in s or ";do_idle;" in s for s in idle), idle
 
 
+@pytest.mark.kernel
 def test_short_lived_process_still_symbolizes(progs, tmp_path):
     """It spins 0.5 s and exits long before profile prints: its mappings
     were read when its first sample came."""
@@ -614,6 +623,7 @@ def cgroup_samples(fmt, out):
 
 
 @pytest.mark.parametrize("fmt", ["-f", "report", "-j"])
+@pytest.mark.kernel
 def test_print_cgroup_samples_each_cgroup_apart(progs, cgroup, fmt):
     """--print-cgroup: two spinners at once, stk-pie in a cgroup the test
     made, stk-nopie in the test's own: every sample of each is under its

@@ -242,6 +242,7 @@ def delayed_hists(unit, bucket):
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_json_counts_every_wakeup_of_the_process(method):
     out, err, pid, runs = trace(["-j", "-v", "-p", "WL"], "sleeper",
                           env={"TRACEKIT_ATTACH": method})
@@ -257,6 +258,7 @@ def test_json_counts_every_wakeup_of_the_process(method):
                       for p in ("sched_wakeup", "sched_wakeup_new", "sched_switch")]
 
 
+@pytest.mark.kernel
 def test_json_all_tasks_counts_switches():
     out, _, _, (least, _) = trace(["-j"], "sleeper")
     hists = histograms(out)
@@ -275,6 +277,7 @@ def delayed_buckets(bucket):
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_latency_lands_in_its_bucket(method):
     out, _, _, _ = trace(["-j", "-p", "WL"], "delayed", env={"TRACEKIT_ATTACH": method})
     (h,) = histograms(out)
@@ -296,6 +299,7 @@ def test_milliseconds():
     assert h["buckets"] in delayed_buckets(MS_BUCKET), h
 
 
+@pytest.mark.kernel
 def test_per_process_json_keyed_by_pid():
     out, _, pid, runs = trace(["-j", "-P", "-p", "WL"], "sleeper")
     (h,) = histograms(out)
@@ -309,6 +313,7 @@ def test_per_process_text():
                    for h in delayed_hists("usecs", US_BUCKET)], out
 
 
+@pytest.mark.kernel
 def test_per_thread_json_keyed_by_tid():
     out, _, pid, runs = trace(["-j", "-L", "--tid", "WL"], "sleeper")
     (h,) = histograms(out)
@@ -334,6 +339,7 @@ def pidns_inode(pid):
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_per_pid_namespace_json(method):
     """--pidnss: one histogram per PID namespace, keyed by its inode. A
     sleeper in a namespace of its own and one in the test's, both in -p:
@@ -369,6 +375,7 @@ def test_per_pid_namespace_text_is_bccs():
     assert out in [f"\n\npidns = {ns}\n" + h for h in delayed_hists("usecs", US_BUCKET)], out
 
 
+@pytest.mark.kernel
 def test_comm_filter_judges_task_when_it_leaves_the_cpu():
     """-n (like -u and -c) can only be checked while the task is current: the go wakeup of a
     task blocked before tracing began is not seen, its N sleeps are."""
@@ -393,6 +400,7 @@ def test_uid_filter():
     assert h["pid"] == wl.pid and sleeper_runs(h["total"], runs), h
 
 
+@pytest.mark.kernel
 def test_cgroup_filter():
     path = os.path.join(cgroup2_root(), f"tk-runqlat-test-{os.getpid()}")
     os.mkdir(path)
@@ -420,6 +428,7 @@ def new_cgroup(tag):
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp"])
+@pytest.mark.kernel
 def test_print_cgroup_json_a_histogram_per_cgroup(method):
     """--print-cgroup: a histogram per cgroup v2 of the task that waited,
     "cgroup" its path. A sleeper in a cgroup the test made and one in the

@@ -157,6 +157,7 @@ def only(d):
 # ---- user functions (uprobes) ----
 
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.kernel
 def test_counts_every_call_with_its_stack(progs, kind):
     """137 calls of target_func through main -> outer -> middle: one
     folded stack, counted 137."""
@@ -169,6 +170,7 @@ def test_counts_every_call_with_its_stack(progs, kind):
 
 
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.kernel
 def test_process_that_exited_still_symbolizes(progs, kind):
     """The workload makes its calls and exits before stackcount prints:
     its stacks symbolize from what stackcount noted while it ran."""
@@ -186,6 +188,7 @@ def test_process_that_exited_still_symbolizes(progs, kind):
     assert err == ""
 
 
+@pytest.mark.kernel
 def test_stacks_after_an_exec_symbolize(progs):
     """A process noted in one image execs another, whose stacks lie in
     mappings the tool has not read. Its first new stack sends a notice at
@@ -226,6 +229,7 @@ def test_two_call_sites_are_two_stacks(progs, kind):
 
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
 @pytest.mark.parametrize("spec", ["PATH", "NAME"])
+@pytest.mark.kernel
 def test_shared_library_function(progs, kind, spec):
     """LIB:FUNC, the library given by its path or by its name as the
     process maps it (-p): the stack crosses from the library into the
@@ -331,6 +335,7 @@ def test_dry_run_and_verbose_show_the_uprobe(progs):
 
 # ---- tracepoints ----
 
+@pytest.mark.kernel
 def test_syscall_tracepoint_kernel_stacks_sum_to_n(progs):
     """syscalls:* are classic tracepoints only (no tp_btf, no raw_tp):
     the chain ends at tp; -K counts the kernel stacks of exactly the 41
@@ -345,6 +350,7 @@ def test_syscall_tracepoint_kernel_stacks_sum_to_n(progs):
         assert r["kernel_missed"] is False and syscall_kernel_stack_ok(r["kernel"]), r
 
 
+@pytest.mark.kernel
 def test_syscall_tracepoint_with_user_stacks(progs):
     """Both stacks, delimited: the user chain that made the syscall, then
     the kernel's syscall entry."""
@@ -358,6 +364,7 @@ def test_syscall_tracepoint_with_user_stacks(progs):
 
 
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp", "tp"])
+@pytest.mark.kernel
 def test_tracepoint_methods_count_exactly(progs, method):
     """raw_syscalls:sys_enter with each attach method: of the process's
     syscalls, exactly the 23 getppid calls have do_getppid's stack."""
@@ -382,6 +389,7 @@ def test_tracepoint_methods_count_exactly(progs, method):
     ("t:sched:sched_switch", "tp", "tp"),
     ("t:syscalls:sys_enter_getppid", None, "tp"),
 ])
+@pytest.mark.kernel
 def test_tracepoint_dry_run(event, attach, method):
     require(method)
     res = run("stackcount", "--dry-run", event,
@@ -396,6 +404,7 @@ def test_tracepoint_dry_run(event, attach, method):
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
 @pytest.mark.parametrize("prefix", ["", "p::"])
+@pytest.mark.kernel
 def test_kernel_function_counts_every_call(progs, method, prefix):
     require(method)
     fn = kernel_fn()
@@ -412,6 +421,7 @@ def test_kernel_function_counts_every_call(progs, method, prefix):
 
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_kernel_function_folded_kernel_only(progs, method):
     require(method)
     fn = kernel_fn()
@@ -425,6 +435,7 @@ def test_kernel_function_folded_kernel_only(progs, method):
 
 
 @pytest.mark.parametrize("attach, event", [(None, "vfs_read"), ("kprobe", "p::vfs_read")])
+@pytest.mark.kernel
 def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line(attach, event):
     assert_no_kernel_function_tracing("stackcount", "vfs_read", event, attach=attach)
 
@@ -541,6 +552,7 @@ def split_run(progs, *opts, json=False):
     return out, err
 
 
+@pytest.mark.kernel
 def test_stack_map_collisions_are_counted_with_their_fix(progs):
     # One stack slot: the second stack finds its bucket taken (-EEXIST).
     out, err = split_run(progs, "--stack-storage-size", "1")
@@ -555,6 +567,7 @@ def test_stack_map_collisions_are_counted_with_their_fix(progs):
     assert rec["stack_collisions"] in (100, 37) and rec["stack_map_full"] == 0, rec
 
 
+@pytest.mark.kernel
 def test_full_counts_map_drops_samples_and_says_so(progs):
     out, err = split_run(progs, "--max-stacks", "1")
     lines = [line for line in out.splitlines() if "shared_func" in line]
@@ -567,6 +580,7 @@ def test_full_counts_map_drops_samples_and_says_so(progs):
     assert rec["map_inserts_failed"] == 137 - (100 if rec["map_inserts_failed"] == 37 else 37)
 
 
+@pytest.mark.kernel
 def test_truncated_stacks_are_counted_with_their_fix(progs):
     # Three frames kept of a deeper stack: the innermost three, and each
     # (process, stack) that filled every slot is reported as truncated.
@@ -691,6 +705,7 @@ def test_v_shows_raw_addresses_that_are_the_functions(progs):
 
 
 @pytest.mark.parametrize("event", ["uprobe", "tracepoint"])
+@pytest.mark.kernel
 def test_cpu_counts_only_events_on_that_cpu(progs, event):
     """-c CPU: the workload, pinned by the test to one CPU and then the
     other, makes 7 calls on the first and 5 on the second; a stackcount
@@ -842,6 +857,7 @@ def uprobe_method(attach):
 
 @pytest.mark.parametrize("attach", [None, "uprobe"])
 @pytest.mark.parametrize("kind", ["pie", "nopie"])
+@pytest.mark.kernel
 def test_glob_counts_each_functions_stacks(progs, kind, attach):
     """sctarget:sc_lib_*: the library's three functions, each its own
     stack: "lib 13" calls sc_lib_entry once, which calls sc_lib_inner
@@ -894,6 +910,7 @@ KERNEL_GLOB = {"x86_64": "__x64_sys_f*sync",
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
+@pytest.mark.kernel
 def test_kernel_glob_counts_every_call(progs, attach):
     """__x64_sys_f*sync: fsync and fdatasync, of which the workload calls
     fsync 11 times; one kprobe.multi link where the kernel has it, else
@@ -914,6 +931,7 @@ def test_kernel_glob_counts_every_call(progs, attach):
     assert probes == [f"stackcount: probe probe: {method} {KERNEL_GLOB} (2 functions)"]
 
 
+@pytest.mark.kernel
 def test_kernel_pattern_without_kprobes_fails_in_one_line():
     assert_no_kernel_function_tracing("stackcount", "vfs_(read|write) (2 functions)",
                                       "-r", "vfs_(read|write)", attach="kprobe")
@@ -937,6 +955,7 @@ def report_entries(out):
 
 
 @pytest.mark.parametrize("fmt", ["-f", "-f -P", "report", "-P", "-j"])
+@pytest.mark.kernel
 def test_print_cgroup_counts_each_cgroup_apart(progs, cgroup, fmt):
     """--print-cgroup: 9 calls from a workload in a cgroup the test made
     and 4 from one outside it, in the test's own cgroup: the same stack,

@@ -153,6 +153,7 @@ def counted(nrs):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_counts_text(helper, method):
     out, err, w = traced(helper, "-p", "PID", env={"TRACEKIT_ATTACH": method})
     rows, _ = counted(w.nrs)
@@ -161,6 +162,7 @@ def test_counts_text(helper, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_counts_json(helper, method):
     out, err, w = traced(helper, "-j", "-p", "PID", env={"TRACEKIT_ATTACH": method})
     rows, nr = counted(w.nrs)
@@ -173,6 +175,7 @@ def test_counts_json(helper, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_unfiltered_counts_unknown_and_other_numbers(helper, method):
     """No filter: the lean program. Nothing else on the machine calls
     these two numbers, so their counts are exact."""
@@ -185,12 +188,14 @@ def test_unfiltered_counts_unknown_and_other_numbers(helper, method):
                                "count": 250, "errors": 250}
 
 
+@pytest.mark.kernel
 def test_failures_only(helper):
     out, _, _ = traced(helper, "-x", "-p", "PID")
     assert out == table(COUNT_HEADER, [("openat", FAIL), (str(UNKNOWN_NR), UNKNOWN)])
 
 
 @pytest.mark.parametrize("value", ["ENOENT", "enoent", "2"])
+@pytest.mark.kernel
 def test_errno_filter(helper, value):
     out, _, w = traced(helper, "-j", "-e", value, "-p", "PID")
     records = json_lines(out)
@@ -219,6 +224,7 @@ def test_time_option_stays_long(helper):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_per_process(helper, method):
     total = OK + FAIL + UNKNOWN + 2
     out, err, w = traced(helper, "-P", "-p", "PID", env={"TRACEKIT_ATTACH": method})
@@ -233,6 +239,7 @@ def test_per_process(helper, method):
 
 
 @pytest.mark.parametrize("option", ["-p", "--ppid", "-c"])
+@pytest.mark.kernel
 def test_pid_list_and_ppid(helper, option):
     """-p takes bcc's list (1,2,3); --ppid (bcc's -c) only the children
     of a process. Three workers make different counts; those left out
@@ -256,6 +263,7 @@ def test_pid_list_and_ppid(helper, option):
 
 
 @pytest.mark.parametrize("option", ["-t", "--tid"])
+@pytest.mark.kernel
 def test_tid_letter(helper, option):
     """bcc's -t TID: the worker's one thread, not another worker."""
     with Worker(helper, ok=100, fail=0, unknown=0) as a, \
@@ -293,6 +301,7 @@ def test_cgroup_keeps_its_long_name(helper):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_syscall_filter_by_name_and_number(helper, method):
     """--syscall NAME[,NAME]: only those are counted, by name or number."""
     env = {"TRACEKIT_ATTACH": method}
@@ -335,6 +344,7 @@ def latency_rows(out, header):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_latency(helper, method):
     """Only syscalls whose entry was seen count: not the read() that was
     in progress when tracing began."""
@@ -543,6 +553,7 @@ def rows_by_cgroup(nrs, workers, ids):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_print_cgroup_counts_by_cgroup_and_syscall(helper, method):
     """A CGROUP column last: each cgroup's own exact counts."""
     out, err, workers, ids = traced_in_cgroup(helper, "--print-cgroup", "-p", "PIDS",

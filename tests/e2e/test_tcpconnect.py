@@ -182,6 +182,7 @@ def stopped(t, method, ips=(4, 6), dns=None, stderr=None):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_ipv4_and_ipv6_json(servers, method):
     require(method)
     with Connector() as c:
@@ -197,6 +198,7 @@ def test_ipv4_and_ipv6_json(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_text_columns(servers, method):
     require(method)
     with Connector() as c:
@@ -213,6 +215,7 @@ def test_text_columns(servers, method):
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("opt", ["-L", "--lport", "-s"])
+@pytest.mark.kernel
 def test_lport_column(servers, method, opt):
     """-L (bcc) adds LPORT, the local port, between SADDR and DADDR; -s
     (libbpf-tools' --source-port) does the same outside -c."""
@@ -230,6 +233,7 @@ def test_lport_column(servers, method, opt):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_timestamp_and_uid_columns(servers, method):
     """-t and -U: bcc's TIME(s) ("%-9.3f") and UID ("%-6d") in front, in
     that order, with -L's LPORT; the seconds count up from the start."""
@@ -252,6 +256,7 @@ def test_timestamp_and_uid_columns(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_count_mode(servers, method):
     """-c: one row per (source, destination, port), by count, at exit."""
     require(method)
@@ -276,6 +281,7 @@ def test_count_mode(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_count_per_source_port(servers, method):
     """-c -s: one row per (source, destination, local port, port), with
     libbpf-tools' LPORT column; the same connects without -s in one row
@@ -399,6 +405,7 @@ DNS_METHODS = [("fentry", "tp_btf"), ("kprobe", "raw_tp"), ("kprobe", "tp")]
 
 
 @pytest.mark.parametrize("method,dns", DNS_METHODS)
+@pytest.mark.kernel
 def test_dns_query_column(servers, method, dns):
     """-d: a connect to an address a DNS reply gave carries the question's
     name (A over IPv4, AAAA over IPv6, and through a CNAME); other
@@ -488,6 +495,7 @@ def test_dns_query_column(servers, method, dns):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_port_filter(servers, method):
     require(method)
     a, b, x = servers.v4[0], servers.v4[1], servers.v6[2]
@@ -506,6 +514,7 @@ def test_port_filter(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_pid_and_uid_filters(servers, method):
     """-p and -u each include their process's connect and exclude the
     other's; the uid is reported."""
@@ -522,6 +531,7 @@ def test_pid_and_uid_filters(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_cgroup_filter(servers, method):
     """--cgroup (long only: -c is --count) takes the connect of a process
     in that cgroup, not the test's own."""
@@ -547,6 +557,7 @@ def test_cgroup_filter(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_reported_once_the_syn_is_sent(servers, method):
     """A refused connect and a non-blocking one in progress are reported
     (the kernel sent their SYN); one that fails before (a TCP connect to
@@ -571,6 +582,7 @@ def test_reported_once_the_syn_is_sent(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_v4_mapped_and_family_options(servers, method):
     """An IPv6 socket connecting to ::ffff:127.0.0.1 is reported once, as
     IPv4 (tcp_v6_connect hands it to tcp_v4_connect); -4 and -6 attach
@@ -597,6 +609,7 @@ def test_v4_mapped_and_family_options(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_dry_run_names_the_methods(method):
     require(method)
     r = run("tcpconnect", "--dry-run", env={"TRACEKIT_ATTACH": method})
@@ -608,6 +621,7 @@ def test_dry_run_names_the_methods(method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_dns_dry_run_and_duration(method):
     """-d adds its probe on net:netif_receive_skb, at the best method the
     kernel has; --duration (no short letter here) ends a run by itself."""
@@ -624,6 +638,7 @@ def test_dns_dry_run_and_duration(method):
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
+@pytest.mark.kernel
 def test_no_kernel_function_tracing_fails_in_one_line(attach):
     assert_no_kernel_function_tracing("tcpconnect", "tcp_v4_connect", attach=attach)
 
@@ -679,6 +694,7 @@ def cgroup_cell(path):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_print_cgroup_column_and_json(servers, method):
     """--print-cgroup: CGROUP, the connecting task's cgroup v2 path, comes
     after COMM (with the task's columns, before the addresses); "cgroup"
@@ -715,6 +731,7 @@ def test_print_cgroup_column_and_json(servers, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_print_cgroup_counts_per_cgroup(servers, method):
     """-c --print-cgroup: the same tuple from two cgroups is two rows, each
     with its CGROUP first: 3 connects of a helper in a cgroup the test
@@ -748,6 +765,7 @@ def test_print_cgroup_counts_per_cgroup(servers, method):
         for cgroup, n in ((path, 3), (own, 1))]
 
 
+@pytest.mark.kernel
 def test_print_cgroup_names_the_commands_cgroup(servers, tmp_path):
     """-- COMMAND: COMMAND's connect is in tracekit-tcpconnect-PID, beside
     the cgroup the tool was started in (the kernel's first method)."""

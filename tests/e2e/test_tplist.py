@@ -35,6 +35,7 @@ def tracefs_fields(events, tp):
     return fields
 
 
+@pytest.mark.kernel
 def test_verbose_shows_fields_and_types(events):
     r = run("tplist", "-v", "timer:hrtimer_expire_entry")
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
@@ -46,6 +47,7 @@ def test_verbose_shows_fields_and_types(events):
     assert names["hrtimer"] in ("void *", "struct hrtimer *")
 
 
+@pytest.mark.kernel
 def test_json_fields_have_offsets_and_sizes(events):
     r = run("tplist", "-j", "-v", "sched:sched_switch")
     assert r.returncode == 0, r.stderr
@@ -67,6 +69,7 @@ def test_json_fields_have_offsets_and_sizes(events):
 
 
 @pytest.mark.parametrize("glob", ["sched:sched_switch", "sched:sched_process_*"])
+@pytest.mark.kernel
 def test_lists_exactly_the_tracefs_events(events, glob):
     prefix = glob.split(":")[1].rstrip("*")
     want = sorted(f"sched:{e.name}" for e in (events / "sched").iterdir()
@@ -106,6 +109,7 @@ def kallsyms_text():
     return names
 
 
+@pytest.mark.kernel
 def test_kernel_functions_with_prototypes():
     r = run("tplist", "-k", "vfs_rea*")
     assert r.returncode == 0, r.stderr
@@ -120,6 +124,7 @@ def test_kernel_functions_with_prototypes():
     assert rec["name"] == "vfs_read" and rec["probeable"] and rec["in_kallsyms"]
 
 
+@pytest.mark.kernel
 def test_kernel_function_missing_from_kallsyms_is_marked():
     """A BTF function missing from kallsyms (inlined everywhere)."""
     ks = kallsyms_text()
@@ -135,6 +140,7 @@ def test_kernel_function_missing_from_kallsyms_is_marked():
     assert (rec["probeable"], rec["in_kallsyms"]) == (False, False)
 
 
+@pytest.mark.kernel
 def test_notrace_function_is_marked():
     """Where available_filter_functions can be read, a notrace function
     is marked; where it cannot, tplist says so and the field is null."""

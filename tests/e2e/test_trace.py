@@ -51,6 +51,7 @@ def traced(prog, probes, cmds, *opts):
 
 # ---- user functions ----
 
+@pytest.mark.kernel
 def test_arguments_return_values_and_a_filter(prog):
     """Two probes on one function, each with its own filter and format:
     the entry's integers and string (item 1 filtered out), the return's
@@ -68,12 +69,14 @@ def test_arguments_return_values_and_a_filter(prog):
     assert err == ""
 
 
+@pytest.mark.kernel
 def test_libc_function_return_value_is_the_callers_parent(prog):
     """getppid from libc, 5 times: retval is the test's own pid."""
     out, _, pid = traced(prog, ['ur:c:getppid "%d", retval'], ["getppid 5"])
     assert lines(out) == [row(pid, "trace-target", "getppid", str(os.getpid()))] * 5
 
 
+@pytest.mark.kernel
 def test_unreadable_string_is_marked_fault(prog):
     """A pointer into a page the process never touched: BPF cannot fault
     it in, and trace says so rather than print nothing."""
@@ -143,6 +146,7 @@ def events(rows):
     return out
 
 
+@pytest.mark.kernel
 def test_hrtimer_expiry_names_the_function_with_a_kernel_stack():
     """The sleep's timer expires in an interrupt, on whatever task runs
     (-a: every process while COMMAND runs, as trace-cmd record does); its
@@ -156,6 +160,7 @@ def test_hrtimer_expiry_names_the_function_with_a_kernel_stack():
         assert stack and any(f.startswith("__hrtimer_run_queues") for f in stack), stack
 
 
+@pytest.mark.kernel
 def test_filter_by_symbol_drops_exactly_what_it_names():
     kept = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function != hrtimer_wakeup) "%s", function'))
     assert kept and all(not l.endswith(" hrtimer_wakeup") for l, _ in kept), kept
@@ -163,6 +168,7 @@ def test_filter_by_symbol_drops_exactly_what_it_names():
     assert only and all(l.endswith(" hrtimer_wakeup") for l, _ in only), only
 
 
+@pytest.mark.kernel
 def test_data_loc_string_and_prefix_filter():
     """sched_process_exec's filename is a __data_loc string; a prefix
     comparison keeps the test's own marker program only (in a directory
@@ -181,6 +187,7 @@ def test_data_loc_string_and_prefix_filter():
     assert line.endswith(f" sched_process_exec {marker}"), line
 
 
+@pytest.mark.kernel
 def test_user_pointer_of_a_kernel_probe_is_read_as_user_memory():
     """sys_enter_openat's filename is the caller's pointer: trace reads it
     from the process's memory (a kernel read of it fails; before, every
@@ -197,6 +204,7 @@ def test_user_pointer_of_a_kernel_probe_is_read_as_user_memory():
 # ---- kernel functions (the kernel matrix) ----
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_member_chain_reads_the_file_name(method, tmp_path):
     """k:vfs_read with file->f_path.dentry->d_name.name: the name of the
     file the test reads, exactly once; kr:vfs_read's retval its size."""
@@ -221,6 +229,7 @@ def test_member_chain_reads_the_file_name(method, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["fentry", "kprobe"])
+@pytest.mark.kernel
 def test_container_of_reaches_the_sleeping_task(method):
     """hrtimer_start_range_ns gets the timer embedded in a sleeper;
     container_of reaches the sleeper, and its task is the test itself.
@@ -240,6 +249,7 @@ def test_container_of_reaches_the_sleeping_task(method):
     assert got == {str(tid)}, out
 
 
+@pytest.mark.kernel
 def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
     assert_no_kernel_function_tracing("trace", "vfs_read", "k:vfs_read")
 

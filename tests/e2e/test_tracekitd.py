@@ -99,6 +99,7 @@ def prog_ids():
     return {p["id"] for p in json.loads(out)}
 
 
+@pytest.mark.kernel
 def test_syscall_counts_and_errors_exact():
     n_ok, n_err = 1234, 77
     with Daemon() as d:
@@ -117,6 +118,7 @@ def test_syscall_counts_and_errors_exact():
             value(before, "tracekit_syscall_errors_total", **name)) == n_err
 
 
+@pytest.mark.kernel
 def test_execs_by_comm_exact_and_failures_by_errno():
     n_ok, n_fail = 25, 9
     with Daemon() as d:
@@ -139,6 +141,7 @@ def test_execs_by_comm_exact_and_failures_by_errno():
             value(before, "tracekit_exec_failures_total", errno="EACCES")) == n_fail
 
 
+@pytest.mark.kernel
 def test_runqlat_histogram_is_a_prometheus_histogram():
     with Daemon() as d:
         before = samples(d.scrape())
@@ -183,6 +186,7 @@ def test_health_metrics():
     assert ("tracekit_bpf_stats_enabled", frozenset()) in s
 
 
+@pytest.mark.kernel
 def test_bpf_run_time_when_stats_enabled():
     path = "/proc/sys/kernel/bpf_stats_enabled"
     old = Path(path).read_text()
@@ -245,6 +249,7 @@ def test_cardinality_capped_with_overflow_series():
     assert value(s, "process_resident_memory_bytes") < rss0 + (8 << 20)
 
 
+@pytest.mark.kernel
 def test_sigterm_leaves_no_program_behind():
     before = prog_ids()
     d = Daemon()
@@ -310,6 +315,7 @@ def test_systemd_notify_ready_watchdog_stopping():
     assert msgs[-1] == "STOPPING=1"
 
 
+@pytest.mark.kernel
 def test_capabilities_dropped_after_attach():
     with Daemon() as d:
         status = Path(f"/proc/{d.proc.pid}/status").read_text()
@@ -388,6 +394,7 @@ def kernel_functions_traceable():
     return kernel_has("fentry") or kernel_has("kprobe")
 
 
+@pytest.mark.kernel
 def test_collector_that_cannot_attach_is_reported_or_strict_exits(tmp_path):
     conf = tmp_path / "c.conf"
     write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=True, vfsstat=False)
@@ -409,6 +416,7 @@ def test_collector_that_cannot_attach_is_reported_or_strict_exits(tmp_path):
     assert res.stderr.splitlines()[-1] == "tracekitd: collector tcpconnect could not start, and strict is set"
 
 
+@pytest.mark.kernel
 def test_tcp_connects_counted_by_destination(tmp_path):
     if not kernel_functions_traceable():
         pytest.skip("tcpconnect needs fentry or kprobes, which this kernel lacks (make check-vm runs it)")

@@ -192,6 +192,7 @@ def traced(helper, d, args, method=None, rounds=1, **worker):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_pid_filter_counts_exactly(helper, tmpfs, method):
     require(method)
     out, err, _ = traced(helper, tmpfs, ["-v", "-j", "-p", "PID"], method)
@@ -200,6 +201,7 @@ def test_pid_filter_counts_exactly(helper, tmpfs, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_unfiltered_counts_at_least_the_workload(helper, tmpfs, method):
     require(method)
     out, err, _ = traced(helper, tmpfs, ["-v", "-j"], method)
@@ -209,6 +211,7 @@ def test_unfiltered_counts_at_least_the_workload(helper, tmpfs, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_excluding_filters_count_nothing(helper, tmpfs, method):
     """-p of a sleeping process, -u of another user, -n of another comm:
     nothing of the worker's counts."""
@@ -225,6 +228,7 @@ def test_excluding_filters_count_nothing(helper, tmpfs, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_including_filters_count_exactly(helper, tmpfs, method):
     """-n (substring of the comm), -u and --tid of the worker."""
     require(method)
@@ -235,6 +239,7 @@ def test_including_filters_count_exactly(helper, tmpfs, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_rounds_across_intervals_add_up(helper, tmpfs, method):
     """Three rounds half a second apart with 1-second intervals: several
     rows, whose counts add up to the three rounds exactly."""
@@ -256,6 +261,7 @@ def test_rounds_across_intervals_add_up(helper, tmpfs, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_text_rates(helper, tmpfs, method):
     """bcc's layout; one row, cut short by SIGINT: the rates are the
     counts over the time the row covers, which lies between the time the
@@ -291,6 +297,7 @@ def assert_rates(rates, counts, longest, shortest):
         assert n / longest - 1 <= rates[c] <= n / shortest + 1, (c, rates, longest, shortest)
 
 
+@pytest.mark.kernel
 def test_interval_and_count_end_by_themselves():
     if not kernel_has("fentry"):
         require("kprobe")
@@ -312,6 +319,7 @@ def test_interval_and_count_end_by_themselves():
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_dry_run_names_the_method(method):
     require(method)
     r = run("vfsstat", "--dry-run", env={"TRACEKIT_ATTACH": method})
@@ -320,6 +328,7 @@ def test_dry_run_names_the_method(method):
 
 
 @pytest.mark.parametrize("attach", [None, "kprobe"])
+@pytest.mark.kernel
 def test_no_kernel_function_tracing_fails_in_one_line(attach):
     assert_no_kernel_function_tracing("vfsstat", "vfs_read", attach=attach)
 
@@ -398,6 +407,7 @@ def traced_in_cgroup(helper, tmpfs, args, method=None):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.kernel
 def test_print_cgroup_counts_each_cgroup_exactly(helper, tmpfs, method):
     """JSON: a record per cgroup per interval (with calls), "cgroup" its
     path; each cgroup's records add up to its worker's calls."""
@@ -418,6 +428,7 @@ def test_print_cgroup_counts_each_cgroup_exactly(helper, tmpfs, method):
     assert sums == {cg_a: expected(), cg_b: b_expected()}
 
 
+@pytest.mark.kernel
 def test_print_cgroup_text_column(helper, tmpfs):
     """Text: one interval cut short by SIGINT, a row per cgroup in the
     order of their ids, the path in a last column CGROUP; the rates are
@@ -437,6 +448,7 @@ def test_print_cgroup_text_column(helper, tmpfs):
         assert_rates(m.groups()[1:], counts, longest, shortest)
 
 
+@pytest.mark.kernel
 def test_print_cgroup_names_the_command_cgroup(helper, tmpfs):
     """-- COMMAND runs in tracekit-vfsstat-PID, beside the cgroup the tool
     was started in: every record is of it."""

@@ -5,8 +5,8 @@ For each kernel series asked for (5.10 from bullseye, 6.1 from bookworm,
 6.12 from trixie) this fetches Debian's newest linux-image-*-amd64 once into
 BUILD/vm/kernels/<series>/, boots it with virtme-ng under TCG on this
 machine's own userland (the guest sees the host's filesystem read-only, so
-the repository and BUILD are at the same paths), runs tests/e2e in it as
-`make check-e2e` does, and prints one line per kernel:
+the repository and BUILD are at the same paths), runs tests/e2e in it (the
+tests marked kernel, unless VM_SCOPE=all), and prints one line per kernel:
 
     check-vm: 5.10.0-46-amd64: 275 passed, 0 failed, 5 skipped (206 s)
 
@@ -18,6 +18,9 @@ BUILD/vm/<release>.log; its JUnit XML to BUILD/vm/results/<release>/.
 
 Settings (environment, or make variables on make's command line):
   VM_KERNELS      series to run, e.g. "6.1" or "5.10 6.12" (default: all)
+  VM_SCOPE        "kernel" (default): only tests marked kernel, whose
+                  result can differ between kernels (tests/e2e/conftest.py
+                  says which); "all": the whole suite, as the host runs it
   VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
                   test files (tests/e2e/test_x.py) replaces tests/e2e
   VM_JOBS         VMs run at once (default 2)
@@ -440,7 +443,12 @@ def main():
     ap.add_argument("--fetch-only", action="store_true",
                     help="install and fetch what is missing, boot nothing")
     args = ap.parse_args()
-    pytest_args = shlex.split(os.environ.get("VM_PYTEST_ARGS", ""))
+    scope = os.environ.get("VM_SCOPE") or "kernel"
+    if scope not in ("kernel", "all"):
+        die(f"VM_SCOPE is 'kernel' or 'all', not {scope!r}")
+    # First, so that a -m of VM_PYTEST_ARGS wins (pytest keeps the last).
+    pytest_args = (["-m", "kernel"] if scope == "kernel" else []) + \
+        shlex.split(os.environ.get("VM_PYTEST_ARGS", ""))
 
     if os.uname().machine != "x86_64":
         die("the kernel matrix runs Debian's amd64 kernels: x86_64 hosts only")
