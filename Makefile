@@ -37,8 +37,11 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
 LDLIBS := -Wl,--as-needed -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm -lresolv
+# The multiarch include directory, after the rest: libbpf's usdt.bpf.h
+# includes <linux/errno.h>, which includes <asm/errno.h>.
+MULTIARCH := $(shell $(CC) -print-multiarch)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
-	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -MMD -MP
+	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -idirafter /usr/include/$(MULTIARCH) -MMD -MP
 
 TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
 # Tools without a BPF object of their own (tracekit-doctor).

@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "trace.h"
 #include "tk_cgroup.bpf.h"
@@ -91,6 +92,12 @@ static __always_inline u64 base_value(void *ctx, int mode, const volatile struct
 	case TK_FB_ARG:
 		if (mode == TRACE_MODE_ARGS)
 			return args_at(ctx, f->arg - 1);
+		if (mode == TRACE_MODE_USDT) {
+			long v = 0;
+
+			bpf_usdt_arg(ctx, f->arg - 1, &v);
+			return v;
+		}
 		return regs_arg(ctx, f->arg);
 	case TK_FB_RETVAL:
 		if (mode == TRACE_MODE_ARGS)
@@ -357,7 +364,9 @@ int trace_kr##N##_kretprobe(struct pt_regs *ctx) { return handle(ctx, N, TRACE_M
 SEC("uprobe")                                                                  \
 int trace_u##N##_uprobe(struct pt_regs *ctx) { return handle(ctx, N, TRACE_MODE_REGS); } \
 SEC("uretprobe")                                                               \
-int trace_ur##N##_uretprobe(struct pt_regs *ctx) { return handle(ctx, N, TRACE_MODE_REGS); }
+int trace_ur##N##_uretprobe(struct pt_regs *ctx) { return handle(ctx, N, TRACE_MODE_REGS); } \
+SEC("usdt")                                                                    \
+int trace_U##N##_usdt(struct pt_regs *ctx) { return handle(ctx, N, TRACE_MODE_USDT); }
 
 TRACE_SLOT(0)
 TRACE_SLOT(1)

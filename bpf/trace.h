@@ -17,6 +17,7 @@ enum trace_mode {
 	TRACE_MODE_TP,     /* a tracepoint: ctx is the record */
 	TRACE_MODE_REGS,   /* kprobe, uprobe: ctx is pt_regs */
 	TRACE_MODE_ARGS,   /* fentry, fexit: ctx is the arguments (u64[]) */
+	TRACE_MODE_USDT,   /* a USDT probe: arguments by libbpf's spec */
 };
 
 struct trace_probe_plan {

@@ -88,6 +88,12 @@ struct tk_func_list;
 void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
 			 const char *label, pid_t pid);
 
+/* Point the probe FAMILY (its program FAMILY_usdt) at the USDT probe
+ * PROVIDER:NAME of ELF file binary (libbpf's USDT support: the argument
+ * specs and semaphores are its), in process pid (-1: every process). */
+void tk_set_target_usdt(const char *family, const char *binary, const char *provider,
+			const char *name, pid_t pid);
+
 /* Point the tracepoint probe FAMILY (programs FAMILY_tp_btf, _raw_tp,
  * _tp with no target of their own) at CATEGORY:NAME, as stackcount does
  * with a tracepoint given at run time. */

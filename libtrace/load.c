@@ -51,6 +51,8 @@ static const struct method methods[] = {
 	{ "uretprobe_multi", CH_UFUNC, 0, true, true },
 	{ "uprobe", CH_UFUNC, 1, false, false },
 	{ "uretprobe", CH_UFUNC, 1, true, false },
+	/* A USDT probe: user code too, but no fallback (tk_set_target_usdt). */
+	{ "usdt", CH_UFUNC, 2, false, false },
 };
 /* The rank of the multi-link method in each chain (-1: none). */
 static const int multi_rank[] = { -1, 1, 0 };
@@ -78,6 +80,7 @@ struct target {
 	pid_t pid;
 	const char *tp_category;   /* a tracepoint target: category:func */
 	const struct tk_func_list *funcs;  /* several functions (func: label) */
+	const char *usdt_provider; /* a USDT target: provider:func */
 };
 
 static struct family families[MAX_FAMILIES];
@@ -100,7 +103,7 @@ void tk_set_target(const char *family, const char *binary, const char *func,
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
 	targets[n_targets++] = (struct target){ family, binary, func, pid, NULL,
-						NULL };
+						NULL, NULL };
 }
 
 void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
@@ -110,7 +113,16 @@ void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
 	targets[n_targets++] = (struct target){
 		family, funcs->binary[0] ? funcs->binary : NULL, label, pid,
-		NULL, funcs };
+		NULL, funcs, NULL };
+}
+
+void tk_set_target_usdt(const char *family, const char *binary, const char *provider,
+			const char *name, pid_t pid)
+{
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	targets[n_targets++] = (struct target){ family, binary, name, pid, NULL, NULL,
+						provider };
 }
 
 void tk_set_target_tp(const char *family, const char *category,
@@ -119,7 +131,7 @@ void tk_set_target_tp(const char *family, const char *category,
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
 	targets[n_targets++] = (struct target){ family, NULL, name, -1, category,
-						NULL };
+						NULL, NULL };
 }
 
 void tk_set_target_tps(const char *family, const struct tk_func_list *tps,
@@ -128,7 +140,7 @@ void tk_set_target_tps(const char *family, const struct tk_func_list *tps,
 	if (n_targets == MAX_TARGETS)
 		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
 	targets[n_targets++] = (struct target){ family, NULL, label, -1, "",
-						tps };
+						tps, NULL };
 }
 
 void tk_bpf_note_libbpf_warning(const char *msg)
@@ -373,6 +385,9 @@ static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
 			 f->target->binary ? ":" : "", f->target->func,
 			 f->target->funcs->n,
 			 f->target->tp_category ? "tracepoints" : "functions");
+	else if (f && f->target && f->target->usdt_provider)
+		snprintf(buf, size, "%s:%s:%s", f->target->binary, f->target->usdt_provider,
+			 f->target->func);
 	else if (f && f->target && f->target->binary)
 		snprintf(buf, size, "%s:%s", f->target->binary, f->target->func);
 	else if (f && f->target && f->target->tp_category)
@@ -554,6 +569,9 @@ static struct bpf_link *attach_prog(struct bpf_program *prog)
 	const struct method *m = prog_method(prog, &f);
 	const struct target *t = f ? f->target : NULL;
 
+	if (t && t->usdt_provider)
+		return bpf_program__attach_usdt(prog, t->pid, t->binary, t->usdt_provider,
+						t->func, NULL);
 	if (!t || !m || (m->rank == 0 && m->chain != CH_UFUNC))
 		return bpf_program__attach(prog);
 	if (m->chain == CH_TP && m->rank == 1)

@@ -22,6 +22,7 @@
 #include "trace.h"
 #include "trace.skel.h"
 #include "tracekit.h"
+#include "usdt.h"
 
 struct probe {
 	const char *text;
@@ -33,6 +34,8 @@ struct probe {
 	int nfields;
 	int nargs;
 	int func_id;
+	int usdt_nargs;
+	char binary[PATH_MAX];        /* a USDT probe's file */
 	char family[16];
 	unsigned short off[TRACE_VALUES];
 	unsigned short data_size;
@@ -67,6 +70,7 @@ static const char doc[] =
 "  t:CATEGORY:EVENT       a tracepoint (tplist -v lists its fields)\n"
 "  k:FUNC  kr:FUNC        a kernel function's entry, its return\n"
 "  u:LIB:FUNC  ur:LIB:FUNC  a user function's (LIB: c, a library, a path)\n"
+"  U:LIB:PROVIDER:PROBE   a USDT probe (tplist -l LIB lists them)\n"
 "\n"
 "EXPR: tracepoint fields and kernel function arguments by name, arg1..arg6,\n"
 "retval, pid tid comm uid cpu ts ($pid when a field has that name), members\n"
@@ -224,6 +228,50 @@ static void resolve_user(struct probe *p)
 	tk_set_target(p->family, p->ut.binary, p->ut.func, pid ? pid : -1);
 }
 
+/* U:LIB:PROVIDER:PROBE: the file LIB names, which must have that probe
+ * (its note's argument count bounds arg1..argN). */
+static void resolve_usdt(struct probe *p)
+{
+	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
+	char err[PATH_MAX + 256], near[200], *names = NULL;
+	struct tk_usdt_probe *v = NULL;
+	struct tk_closest c;
+	size_t n = 0, i, k;
+
+	if (tk_func_object_resolve(p->spec.target, pid, p->binary, sizeof(p->binary), err,
+				   sizeof(err)) ||
+	    tk_usdt_list(p->binary, &v, &n, err, sizeof(err)))
+		tk_usage_error("invalid PROBE '%s': %s", p->text, err);
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i].provider, p->spec.provider) && !strcmp(v[i].name, p->spec.name))
+			break;
+	if (i == n) {
+		/* "provider:name" of each, for the closest */
+		names = calloc(n ? n : 1, 256);
+		if (!names)
+			tk_fail("out of memory");
+		tk_closest_init(&c, strchr(p->text, ':') + 1 + strlen(p->spec.target) + 1);
+		for (k = 0; k < n; k++) {
+			snprintf(names + k * 256, 256, "%s:%s", v[k].provider, v[k].name);
+			tk_closest_add(&c, names + k * 256);
+		}
+		tk_usage_error("invalid PROBE '%s': no USDT probe %s:%s in %s%s", p->text,
+			       p->spec.provider, p->spec.name, p->binary,
+			       tk_closest_text(&c, near, sizeof(near)));
+	}
+	for (const char *a = v[i].args; *a; ) {
+		a += strspn(a, " ");
+		if (!*a)
+			break;
+		p->usdt_nargs++;
+		a += strcspn(a, " ");
+	}
+	tk_usdt_free(v, n);
+	free(names);
+	snprintf(p->family, sizeof(p->family), "trace_U%d", (int)(p - probes));
+	tk_set_target_usdt(p->family, p->binary, p->spec.provider, p->spec.name, pid ? pid : -1);
+}
+
 /* Each value's place in the event: strings TK_PLAN_STR_LEN bytes, the
  * rest 8. */
 static void layout(struct probe *p)
@@ -257,14 +305,15 @@ static void resolve(struct probe *p)
 		resolve_user(p);
 		break;
 	case TK_PROBE_USDT:
-		tk_usage_error("invalid PROBE '%s': USDT probes (U:) are not traced yet; tplist -l %s lists them",
-			       p->text, p->spec.target);
+		resolve_usdt(p);
+		break;
 	}
 	ctx.kind = p->spec.kind;
 	ctx.what = p->spec.kind == TK_PROBE_TRACEPOINT ? strchr(p->text, ':') + 1 : p->spec.name;
 	ctx.fields = p->fields;
 	ctx.nfields = p->nfields;
 	ctx.func_id = p->func_id;
+	ctx.usdt_nargs = p->usdt_nargs;
 	if (p->spec.kind == TK_PROBE_TRACEPOINT) {
 		static char what[256];
 
@@ -304,7 +353,7 @@ static void to_bpf(const struct probe *p, volatile struct trace_probe_plan *b)
 
 static int configure(void *s, void *ctx)
 {
-	static const char *const kinds[] = { "t", "k", "kr", "u", "ur" };
+	static const char *const kinds[] = { "t", "k", "kr", "u", "ur", "U" };
 	struct trace_bpf *skel = s;
 	char family[16];
 
@@ -358,7 +407,8 @@ static void symbol(char *buf, size_t size, unsigned long long addr, bool user, p
 
 static bool user_probe(const struct probe *p)
 {
-	return p->spec.kind == TK_PROBE_UPROBE || p->spec.kind == TK_PROBE_URETPROBE;
+	return p->spec.kind == TK_PROBE_UPROBE || p->spec.kind == TK_PROBE_URETPROBE ||
+	       p->spec.kind == TK_PROBE_USDT;
 }
 
 /* A string value with what cannot be shown escaped, "..." when it filled

@@ -428,6 +428,14 @@ static int base_arg(struct planner *p, struct chain *c, int n, int pos)
 			    p->ctx->what);
 	c->f.base = TK_FB_ARG;
 	c->f.arg = (unsigned char)n;
+	if (p->ctx->kind == TK_PROBE_USDT) {
+		/* libbpf reads each by its spec, sign-extended to 64 bits. */
+		if (n > p->ctx->usdt_nargs)
+			return fail(p, pos, "%s has %d argument%s", p->ctx->what, p->ctx->usdt_nargs,
+				    p->ctx->usdt_nargs == 1 ? "" : "s");
+		c->t = (struct ty){ .k = TY_INT, .size = 8, .sgn = true };
+		return 0;
+	}
 	params = func_params(p, &nparams, &ret);
 	if (!params) {
 		c->t = (struct ty){ .k = TY_INT, .size = 8 };

@@ -34,6 +34,7 @@ struct tk_plan_ctx {
 	const struct tk_plan_field *fields;    /* a tracepoint's */
 	int nfields;
 	int func_id;                           /* BTF FUNC of k:/kr:, or 0 */
+	int usdt_nargs;                        /* U:, its note's arguments */
 	/* A kernel symbol's address, 0 when there is none. */
 	unsigned long long (*ksym)(const char *name, void *arg);
 	void *ksym_arg;
