@@ -167,7 +167,8 @@ check-repeat: all $(UNIT_TESTS)
 		--bin $(BIN) $(if $(LOAD),--load) $(if $(VM),--vm) $(REPEAT_ARGS)
 
 # libFuzzer (ASan+UBSan) over every tests/fuzz/fuzz_<name>.c, FUZZ_TIME
-# seconds each; seeds in tests/fuzz/corpus-<name>/ (else tests/fuzz/corpus).
+# seconds each; seeds in tests/fuzz/corpus-<name>/ (else tests/fuzz/corpus);
+# what a fuzzer finds (crash-*, slow-unit-*) goes to $(BUILD)/fuzz-findings/<name>/.
 .SECONDEXPANSION:
 FUZZ_TIME ?= 60
 FUZZERS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -197,9 +198,10 @@ $(OBJ)/fuzz: | $(BUILD)/.deps-stamp
 fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 	@set -e; for f in $(FUZZERS); do \
 		corpus=tests/fuzz/corpus-$$f; [ -d $$corpus ] || corpus=tests/fuzz/corpus; \
-		mkdir -p $(BUILD)/fuzz-corpus/$$f; \
+		mkdir -p $(BUILD)/fuzz-corpus/$$f $(BUILD)/fuzz-findings/$$f; \
 		echo "== fuzz_$$f ($(FUZZ_TIME) s)"; \
 		$(OBJ)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz-findings/$$f/ \
 			$(BUILD)/fuzz-corpus/$$f $$corpus; \
 	done
 
