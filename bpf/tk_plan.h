@@ -85,4 +85,22 @@ struct tk_insn {
 	long long imm;
 };
 
+/* How a slot's program reads its arguments. */
+enum tk_plan_mode {
+	TK_MODE_TP,     /* a tracepoint: ctx is the record */
+	TK_MODE_REGS,   /* kprobe, uprobe: ctx is pt_regs */
+	TK_MODE_ARGS,   /* fentry, fexit: ctx is the arguments (u64[]) */
+	TK_MODE_USDT,   /* a USDT probe: arguments by libbpf's spec */
+};
+
+/* What BPF runs of one probe's plan (bpf/tk_plan.bpf.h). */
+struct tk_plan_code {
+	struct tk_fetch fetch[TK_PLAN_FETCHES];
+	struct tk_insn insn[TK_PLAN_INSNS];
+	char str[TK_PLAN_STRS][TK_PLAN_STR_LEN];
+	int filter;                       /* start in insn; -1: none */
+	int nfetch;
+	int nargs;                        /* fexit: the return value's index */
+};
+
 #endif

@@ -12,21 +12,8 @@
 #define TRACE_VALUES 16
 #define TRACE_DATA_MAX (TRACE_VALUES * TK_PLAN_STR_LEN)
 
-/* How a slot's program reads its arguments. */
-enum trace_mode {
-	TRACE_MODE_TP,     /* a tracepoint: ctx is the record */
-	TRACE_MODE_REGS,   /* kprobe, uprobe: ctx is pt_regs */
-	TRACE_MODE_ARGS,   /* fentry, fexit: ctx is the arguments (u64[]) */
-	TRACE_MODE_USDT,   /* a USDT probe: arguments by libbpf's spec */
-};
-
 struct trace_probe_plan {
-	struct tk_fetch fetch[TK_PLAN_FETCHES];
-	struct tk_insn insn[TK_PLAN_INSNS];
-	char str[TK_PLAN_STRS][TK_PLAN_STR_LEN];
-	int filter;                       /* start in insn; -1: none */
-	int nfetch;
-	int nargs;                        /* fexit: the return value's index */
+	struct tk_plan_code code;
 	int nvalues;
 	int value_src[TRACE_VALUES];      /* >= 0: a fetch; else program
 					   * -(src + 1) */

@@ -964,3 +964,21 @@ const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size)
 		snprintf(buf, size, "[unknown]");
 	return buf;
 }
+
+const char *tk_syms_addr_text(struct tk_syms *s, unsigned long long addr, bool user, pid_t pid,
+			      char *buf, size_t size)
+{
+	struct tk_sym sym[8];
+	int n = !s ? 0 : user ? tk_syms_user(s, pid, addr, sym, 8) : tk_syms_kernel(s, addr, sym);
+
+	if (n > 0 && sym[n - 1].name) {
+		const struct tk_sym *t = &sym[n - 1];
+		int len = snprintf(buf, size, "%.*s", (int)strcspn(t->name, "@"), t->name);
+
+		if (t->offset && len >= 0 && (size_t)len < size)
+			snprintf(buf + len, size - (size_t)len, "+0x%llx", t->offset);
+	} else {
+		snprintf(buf, size, "0x%llx", addr);
+	}
+	return buf;
+}

@@ -95,4 +95,11 @@ int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
  * into buf; returns buf. */
 const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size);
 
+/* A code address as the generic tracer prints it: "name+0xoff" (the
+ * outermost of its inlined frames, without a symbol version; "name" at
+ * offset 0), else "0x..." (also when s is NULL); a kernel address
+ * unless user, then one of process pid. Into buf; returns buf. */
+const char *tk_syms_addr_text(struct tk_syms *s, unsigned long long addr, bool user, pid_t pid,
+			      char *buf, size_t size);
+
 #endif

@@ -16,7 +16,7 @@
 #include "closest.h"
 #include "funcmatch.h"
 #include "functarget.h"
-#include "probe/plan.h"
+#include "probe/site.h"
 #include "symbolize.h"
 #include "tpformat.h"
 #include "trace.h"
@@ -25,18 +25,7 @@
 #include "usdt.h"
 
 struct probe {
-	const char *text;
-	struct tk_probe_spec spec;
-	struct tk_plan plan;
-	struct tk_func_target ut;   /* a user function's file and name */
-	struct tk_tp_field *tpf;
-	struct tk_plan_field *fields;
-	int nfields;
-	int nargs;
-	int func_id;
-	int usdt_nargs;
-	char binary[PATH_MAX];        /* a USDT probe's file */
-	char family[16];
+	struct tk_probe_site site;
 	unsigned short off[TRACE_VALUES];
 	unsigned short data_size;
 };
@@ -103,7 +92,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		if (nprobes == TRACE_SLOTS)
 			tk_usage_error("too many probes: at most %d per run", TRACE_SLOTS);
-		probes[nprobes++].text = arg;
+		probes[nprobes++].site.text = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!nprobes)
@@ -135,213 +124,40 @@ static const struct tk_tool tool = {
 
 /* --- Resolving each probe ------------------------------------------------ */
 
-static void probe_error(const struct probe *p, const struct tk_perr *err)
-{
-	tk_perr_print(stderr, "trace", p->text, err);
-	exit(2);
-}
-
-static unsigned long long ksym_addr(const char *name, void *arg)
-{
-	struct tk_func f = { .name = (char *)name };
-	struct tk_func_list l = { .v = &f, .n = 1 };
-
-	(void)arg;
-	return tk_kernel_funcs_addrs(&l, "/proc/kallsyms") ? 0 : f.addr;
-}
-
-static const char *closest_func(const char *name, char *buf, size_t size)
-{
-	struct tk_closest c;
-
-	tk_closest_init(&c, name);
-	for (__u32 id = 1; kbtf && id < btf__type_cnt(kbtf); id++) {
-		const struct btf_type *t = btf__type_by_id(kbtf, id);
-
-		if (btf_is_func(t))
-			tk_closest_add(&c, btf__name_by_offset(kbtf, t->name_off));
-	}
-	return tk_closest_text(&c, buf, size);
-}
-
-static void resolve_tracepoint(struct probe *p)
-{
-	const char *cat = p->spec.target, *ev = p->spec.name;
-	int n;
-
-	if (tk_tracepoint_lookup(cat, ev) != TK_TP_FOUND)
-		tk_usage_error("invalid PROBE '%s': no tracepoint %s:%s in this kernel (tplist '%s:*' lists its category)",
-			       p->text, cat, ev, cat);
-	n = tk_tp_fields(cat, ev, &p->tpf);
-	if (n < 0)
-		tk_fail("cannot read the fields of %s:%s: %s", cat, ev, strerror(-n));
-	p->fields = calloc((size_t)n + 1, sizeof(*p->fields));
-	if (!p->fields)
-		tk_fail("out of memory");
-	for (int i = 0; i < n; i++) {
-		struct tk_tp_field *f = &p->tpf[i];
-		struct tk_plan_field *pf = &p->fields[i];
-
-		pf->name = f->name;
-		pf->type = f->type;
-		pf->offset = (int)f->offset;
-		pf->size = (int)f->size;
-		pf->is_signed = f->is_signed;
-		pf->data_loc = !strncmp(f->type, "__data_loc ", 11);
-		pf->array = f->array[0] ? atoi(f->array + 1) : 0;
-	}
-	p->nfields = n;
-	snprintf(p->family, sizeof(p->family), "trace_t%d", (int)(p - probes));
-	tk_set_target_tp(p->family, cat, ev);
-}
-
-static void resolve_kernel(struct probe *p)
-{
-	char near[200];
-	int id = kbtf ? btf__find_by_name_kind(kbtf, p->spec.name, BTF_KIND_FUNC) : -1;
-
-	if (id > 0) {
-		const struct btf_type *fn = btf__type_by_id(kbtf, (__u32)id);
-
-		p->func_id = id;
-		p->nargs = btf_vlen(btf__type_by_id(kbtf, fn->type));
-	} else if (!ksym_addr(p->spec.name, NULL)) {
-		tk_usage_error("invalid PROBE '%s': no kernel function '%s'%s", p->text, p->spec.name,
-			       closest_func(p->spec.name, near, sizeof(near)));
-	}
-	snprintf(p->family, sizeof(p->family), "trace_k%s%d",
-		 p->spec.kind == TK_PROBE_KRETPROBE ? "r" : "", (int)(p - probes));
-	tk_set_target(p->family, NULL, p->spec.name, -1);
-}
-
-static void resolve_user(struct probe *p)
-{
-	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
-	char spec[PATH_MAX + 256], err[PATH_MAX + 256];
-
-	snprintf(spec, sizeof(spec), "%s:%s", p->spec.target, p->spec.name);
-	if (tk_func_target_resolve(spec, pid, &p->ut, err, sizeof(err)))
-		tk_usage_error("invalid PROBE '%s': %s", p->text, err);
-	snprintf(p->family, sizeof(p->family), "trace_u%s%d",
-		 p->spec.kind == TK_PROBE_URETPROBE ? "r" : "", (int)(p - probes));
-	/* In the filtered process only, when there is one. */
-	tk_set_target(p->family, p->ut.binary, p->ut.func, pid ? pid : -1);
-}
-
-/* U:LIB:PROVIDER:PROBE: the file LIB names, which must have that probe
- * (its note's argument count bounds arg1..argN). */
-static void resolve_usdt(struct probe *p)
-{
-	pid_t pid = tk_filter_attach_pid() > 0 ? tk_filter_attach_pid() : 0;
-	char err[PATH_MAX + 256], near[200], *names = NULL;
-	struct tk_usdt_probe *v = NULL;
-	struct tk_closest c;
-	size_t n = 0, i, k;
-
-	if (tk_func_object_resolve(p->spec.target, pid, p->binary, sizeof(p->binary), err,
-				   sizeof(err)) ||
-	    tk_usdt_list(p->binary, &v, &n, err, sizeof(err)))
-		tk_usage_error("invalid PROBE '%s': %s", p->text, err);
-	for (i = 0; i < n; i++)
-		if (!strcmp(v[i].provider, p->spec.provider) && !strcmp(v[i].name, p->spec.name))
-			break;
-	if (i == n) {
-		/* "provider:name" of each, for the closest */
-		names = calloc(n ? n : 1, 256);
-		if (!names)
-			tk_fail("out of memory");
-		tk_closest_init(&c, strchr(p->text, ':') + 1 + strlen(p->spec.target) + 1);
-		for (k = 0; k < n; k++) {
-			snprintf(names + k * 256, 256, "%s:%s", v[k].provider, v[k].name);
-			tk_closest_add(&c, names + k * 256);
-		}
-		tk_usage_error("invalid PROBE '%s': no USDT probe %s:%s in %s%s", p->text,
-			       p->spec.provider, p->spec.name, p->binary,
-			       tk_closest_text(&c, near, sizeof(near)));
-	}
-	for (const char *a = v[i].args; *a; ) {
-		a += strspn(a, " ");
-		if (!*a)
-			break;
-		p->usdt_nargs++;
-		a += strcspn(a, " ");
-	}
-	tk_usdt_free(v, n);
-	free(names);
-	snprintf(p->family, sizeof(p->family), "trace_U%d", (int)(p - probes));
-	tk_set_target_usdt(p->family, p->binary, p->spec.provider, p->spec.name, pid ? pid : -1);
-}
-
 /* Each value's place in the event: strings TK_PLAN_STR_LEN bytes, the
  * rest 8. */
 static void layout(struct probe *p)
 {
 	unsigned short off = 0;
 
-	for (int i = 0; i < p->plan.nvalues; i++) {
+	for (int i = 0; i < p->site.plan.nvalues; i++) {
 		p->off[i] = off;
-		off += p->plan.value[i].kind == TK_PV_STR ? TK_PLAN_STR_LEN : 8;
+		off += p->site.plan.value[i].kind == TK_PV_STR ? TK_PLAN_STR_LEN : 8;
 	}
 	p->data_size = off;
 }
 
 static void resolve(struct probe *p)
 {
-	struct tk_plan_ctx ctx = { .btf = kbtf, .ksym = ksym_addr };
 	struct tk_perr err;
 
-	if (tk_probe_parse(p->text, &p->spec, &err))
-		probe_error(p, &err);
-	switch (p->spec.kind) {
-	case TK_PROBE_TRACEPOINT:
-		resolve_tracepoint(p);
-		break;
-	case TK_PROBE_KPROBE:
-	case TK_PROBE_KRETPROBE:
-		resolve_kernel(p);
-		break;
-	case TK_PROBE_UPROBE:
-	case TK_PROBE_URETPROBE:
-		resolve_user(p);
-		break;
-	case TK_PROBE_USDT:
-		resolve_usdt(p);
-		break;
-	}
-	ctx.kind = p->spec.kind;
-	ctx.what = p->spec.kind == TK_PROBE_TRACEPOINT ? strchr(p->text, ':') + 1 : p->spec.name;
-	ctx.fields = p->fields;
-	ctx.nfields = p->nfields;
-	ctx.func_id = p->func_id;
-	ctx.usdt_nargs = p->usdt_nargs;
-	if (p->spec.kind == TK_PROBE_TRACEPOINT) {
-		static char what[256];
-
-		snprintf(what, sizeof(what), "%s:%s", p->spec.target, p->spec.name);
-		ctx.what = what;
-	}
-	if (tk_plan_build(&ctx, &p->spec, &p->plan, &err))
-		probe_error(p, &err);
+	if (tk_probe_parse(p->site.text, &p->site.spec, &err))
+		tk_probe_site_error(&p->site, "trace", &err);
+	tk_probe_site_resolve(&p->site, kbtf, "trace", "trace", (int)(p - probes));
 	layout(p);
 }
-
 /* --- Loading ------------------------------------------------------------- */
 
 static void to_bpf(const struct probe *p, volatile struct trace_probe_plan *b)
 {
-	const struct tk_plan *pl = &p->plan;
+	const struct tk_plan *pl = &p->site.plan;
 	struct trace_probe_plan t;
 
 	memset(&t, 0, sizeof(t));
-	memcpy(t.fetch, pl->fetch, sizeof(t.fetch));
-	memcpy(t.insn, pl->insn, sizeof(t.insn));
-	memcpy(t.str, pl->str, sizeof(t.str));
-	t.filter = pl->filter;
-	t.nfetch = pl->nfetch;
-	t.nargs = p->nargs;
+	tk_plan_to_code(pl, p->site.nargs, &t.code);
 	t.nvalues = pl->nvalues;
 	for (int i = 0; i < pl->nvalues; i++) {
-		t.value_src[i] = pl->value[i].fetch >= 0 ? pl->value[i].fetch : -(pl->value[i].prog + 1);
+		t.value_src[i] = tk_plan_value_src(&pl->value[i]);
 		t.value_off[i] = p->off[i];
 		t.value_str[i] = pl->value[i].kind == TK_PV_STR;
 	}
@@ -353,20 +169,16 @@ static void to_bpf(const struct probe *p, volatile struct trace_probe_plan *b)
 
 static int configure(void *s, void *ctx)
 {
-	static const char *const kinds[] = { "t", "k", "kr", "u", "ur", "U" };
+	const struct tk_probe_site *sites[TRACE_SLOTS];
 	struct trace_bpf *skel = s;
-	char family[16];
 
 	(void)ctx;
-	for (int i = 0; i < nprobes; i++)
+	for (int i = 0; i < nprobes; i++) {
 		to_bpf(&probes[i], &skel->rodata->trace_plans[i]);
+		sites[i] = &probes[i].site;
+	}
 	/* Only each probe's own family loads. */
-	for (int slot = 0; slot < TRACE_SLOTS; slot++)
-		for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
-			snprintf(family, sizeof(family), "trace_%s%d", kinds[k], slot);
-			if (slot >= nprobes || strcmp(family, probes[slot].family))
-				tk_programs_off(skel->obj, family);
-		}
+	tk_probe_sites_only(skel->obj, "trace", TRACE_SLOTS, sites, nprobes);
 	if (!env.kstack && !env.ustack)
 		bpf_map__set_max_entries(skel->maps.trace_stacks, 1);
 	return 0;
@@ -385,48 +197,12 @@ static void respec(const struct tk_fmt_conv *c, char conv, bool ll, char *out, s
 
 static void symbol(char *buf, size_t size, unsigned long long addr, bool user, pid_t pid)
 {
-	struct tk_sym sym[8];
-	int n;
-
 	if (!syms) {
 		struct tk_syms_opts o = { 0 };
 
 		syms = tk_syms_new(&o);
 	}
-	n = !syms ? 0 : user ? tk_syms_user(syms, pid, addr, sym, 8) : tk_syms_kernel(syms, addr, sym);
-	if (n > 0 && sym[n - 1].name) {
-		const struct tk_sym *s = &sym[n - 1];
-		int len = snprintf(buf, size, "%.*s", (int)strcspn(s->name, "@"), s->name);
-
-		if (s->offset && len >= 0 && (size_t)len < size)
-			snprintf(buf + len, size - (size_t)len, "+0x%llx", s->offset);
-	} else {
-		snprintf(buf, size, "0x%llx", addr);
-	}
-}
-
-static bool user_probe(const struct probe *p)
-{
-	return p->spec.kind == TK_PROBE_UPROBE || p->spec.kind == TK_PROBE_URETPROBE ||
-	       p->spec.kind == TK_PROBE_USDT;
-}
-
-/* A string value with what cannot be shown escaped, "..." when it filled
- * its TK_PLAN_STR_LEN bytes (it may have gone on). */
-static void str_value(const unsigned char *d, char *out, size_t size, bool *truncated)
-{
-	size_t len = strnlen((const char *)d, TK_PLAN_STR_LEN), n = 0;
-
-	*truncated = len >= TK_PLAN_STR_LEN - 1;
-	for (size_t i = 0; i < len && n + 5 < size; i++) {
-		if (isprint(d[i]))
-			out[n++] = (char)d[i];
-		else
-			n += (size_t)snprintf(out + n, size - n, "\\x%02x", d[i]);
-	}
-	out[n] = 0;
-	if (*truncated && n + 4 < size)
-		strcpy(out + n, "...");
+	tk_syms_addr_text(syms, addr, user, pid, buf, size);
 }
 
 static unsigned long long int_at(const struct trace_hit *e, int off)
@@ -441,8 +217,8 @@ static unsigned long long int_at(const struct trace_hit *e, int off)
 static void format_value(const struct probe *p, const struct trace_hit *e, int i, char *out,
 			 size_t size)
 {
-	const struct tk_fmt_conv *c = &p->spec.conv[i];
-	const struct tk_plan_value *v = &p->plan.value[i];
+	const struct tk_fmt_conv *c = &p->site.spec.conv[i];
+	const struct tk_plan_value *v = &p->site.plan.value[i];
 	char spec[32], buf[TK_PLAN_STR_LEN * 4 + 8];
 	unsigned long long u;
 	bool trunc, sgn;
@@ -453,7 +229,7 @@ static void format_value(const struct probe *p, const struct trace_hit *e, int i
 		return;
 	}
 	if (v->kind == TK_PV_STR) {
-		str_value(e->data + p->off[i], buf, sizeof(buf), &trunc);
+		tk_plan_str_text(e->data + p->off[i], buf, sizeof(buf), &trunc);
 		respec(c, 's', false, spec, sizeof(spec));
 		snprintf(out, size, spec, buf);
 		return;
@@ -463,7 +239,7 @@ static void format_value(const struct probe *p, const struct trace_hit *e, int i
 		u &= (1ULL << (v->size * 8)) - 1;
 	switch (c->conv) {
 	case 's': case 'K': case 'U':
-		symbol(buf, sizeof(buf), u, c->conv == 'U' || (c->conv == 's' && user_probe(p)), (pid_t)e->pid);
+		symbol(buf, sizeof(buf), u, c->conv == 'U' || (c->conv == 's' && tk_probe_site_user(&p->site)), (pid_t)e->pid);
 		respec(c, 's', false, spec, sizeof(spec));
 		snprintf(out, size, spec, buf);
 		return;
@@ -492,7 +268,7 @@ static void format_value(const struct probe *p, const struct trace_hit *e, int i
 /* The format with its values: literal text as written, "%%" as '%'. */
 static void message(const struct probe *p, const struct trace_hit *e, char *out, size_t size)
 {
-	const char *f = p->spec.format;
+	const char *f = p->site.spec.format;
 	size_t n = 0;
 	int i = 0;
 
@@ -509,7 +285,7 @@ static void message(const struct probe *p, const struct trace_hit *e, char *out,
 		}
 		format_value(p, e, i, out + n, size - n);
 		n += strlen(out + n);
-		f += strlen(p->spec.conv[i++].text);
+		f += strlen(p->site.spec.conv[i++].text);
 	}
 	out[n < size ? n : size - 1] = 0;
 }
@@ -545,17 +321,17 @@ static void print_json(const struct probe *p, const struct trace_hit *e, const c
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "event");
 	tk_json_time(&j);
-	tk_json_str(&j, "probe", p->text);
+	tk_json_str(&j, "probe", p->site.text);
 	tk_json_int(&j, "pid", e->pid);
 	tk_json_int(&j, "tid", e->tid);
 	tk_json_int(&j, "cpu", e->cpu);
 	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
-	tk_json_str(&j, "func", p->spec.name);
+	tk_json_str(&j, "func", p->site.spec.name);
 	if (tk_opts.filter.cgroup_ids)
 		tk_json_cgroup(&j, e->cgroup_id);
 	tk_json_arr_open(&j, "values");
-	for (int i = 0; i < p->plan.nvalues; i++) {
-		const struct tk_plan_value *v = &p->plan.value[i];
+	for (int i = 0; i < p->site.plan.nvalues; i++) {
+		const struct tk_plan_value *v = &p->site.plan.value[i];
 		unsigned long long u = v->kind == TK_PV_STR ? 0 : int_at(e, p->off[i]);
 		bool trunc;
 
@@ -569,12 +345,12 @@ static void print_json(const struct probe *p, const struct trace_hit *e, const c
 
 			tk_json_str(&j, "type", "string");
 			tk_json_strn(&j, "value", (const char *)e->data + p->off[i], len);
-			str_value(e->data + p->off[i], buf, sizeof(buf), &trunc);
+			tk_plan_str_text(e->data + p->off[i], buf, sizeof(buf), &trunc);
 			tk_json_bool(&j, "truncated", trunc);
 		} else if (v->kind == TK_PV_PTR) {
 			tk_json_str(&j, "type", "address");
 			tk_json_uint(&j, "value", u);
-			symbol(buf, sizeof(buf), u, user_probe(p), (pid_t)e->pid);
+			symbol(buf, sizeof(buf), u, tk_probe_site_user(&p->site), (pid_t)e->pid);
 			tk_json_str(&j, "symbol", buf);
 		} else {
 			if (v->size < 8 && !v->is_signed)
@@ -588,7 +364,7 @@ static void print_json(const struct probe *p, const struct trace_hit *e, const c
 		tk_json_obj_close(&j);
 	}
 	tk_json_arr_close(&j);
-	if (p->spec.format)
+	if (p->site.spec.format)
 		tk_json_str(&j, "message", msg);
 	if (env.kstack)
 		print_stack(e, e->kstack, false, &j);
@@ -611,10 +387,10 @@ static void print_text(const struct probe *p, const struct trace_hit *e, const c
 		printf(" %-3u", e->cpu);
 	/* FUNC padded only when something follows: no trailing blanks. */
 	if (tk_opts.filter.cgroup_ids) {
-		printf(" %-16s ", p->spec.name);
+		printf(" %-16s ", p->site.spec.name);
 		tk_print_cgroup(stdout, e->cgroup_id, *msg ? TK_CGROUP_WIDTH : 0);
 	} else {
-		printf(*msg ? " %-16s" : " %s", p->spec.name);
+		printf(*msg ? " %-16s" : " %s", p->site.spec.name);
 	}
 	if (*msg)
 		printf(" %s", msg);

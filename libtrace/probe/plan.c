@@ -2,6 +2,7 @@
  * either a chain, compiled into one fetch (a base, then loads at
  * offsets: members, dereferences, container_of, casts of pointers), or
  * a computation, compiled into bytecode over fetches and constants. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -829,7 +830,7 @@ static int program(struct planner *p, const struct tk_px *x, struct ty *t)
 static int plan_value(struct planner *p, const struct tk_fmt_conv *conv, const struct tk_px *x,
 		      struct tk_plan_value *v)
 {
-	bool want_str = conv->conv == 's';
+	bool want_str = conv->conv == 's' || !conv->conv;
 	struct ty t;
 	int r;
 
@@ -876,4 +877,36 @@ int tk_plan_build(const struct tk_plan_ctx *ctx, const struct tk_probe_spec *spe
 		plan->nvalues++;
 	}
 	return 0;
+}
+
+void tk_plan_to_code(const struct tk_plan *pl, int nargs, struct tk_plan_code *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->fetch, pl->fetch, sizeof(c->fetch));
+	memcpy(c->insn, pl->insn, sizeof(c->insn));
+	memcpy(c->str, pl->str, sizeof(c->str));
+	c->filter = pl->filter;
+	c->nfetch = pl->nfetch;
+	c->nargs = nargs;
+}
+
+int tk_plan_value_src(const struct tk_plan_value *v)
+{
+	return v->fetch >= 0 ? v->fetch : -(v->prog + 1);
+}
+
+void tk_plan_str_text(const unsigned char *d, char *out, size_t size, bool *truncated)
+{
+	size_t len = strnlen((const char *)d, TK_PLAN_STR_LEN), n = 0;
+
+	*truncated = len >= TK_PLAN_STR_LEN - 1;
+	for (size_t i = 0; i < len && n + 5 < size; i++) {
+		if (isprint(d[i]))
+			out[n++] = (char)d[i];
+		else
+			n += (size_t)snprintf(out + n, size - n, "\\x%02x", d[i]);
+	}
+	out[n] = 0;
+	if (*truncated && n + 4 < size)
+		strcpy(out + n, "...");
 }

@@ -67,8 +67,21 @@ struct tk_plan {
 	int nvalues;
 };
 
-/* 0, or -EINVAL with err (its pos in the probe's text). */
+/* 0, or -EINVAL with err (its pos in the probe's text). A value whose
+ * conversion is 0 (argdist's keys) takes any kind: a char * is a
+ * string, another pointer an address, the rest an integer. */
 int tk_plan_build(const struct tk_plan_ctx *ctx, const struct tk_probe_spec *spec,
 		  struct tk_plan *plan, struct tk_perr *err);
+
+/* What BPF runs of plan (nargs: a kernel function's, for fexit). */
+void tk_plan_to_code(const struct tk_plan *plan, int nargs, struct tk_plan_code *code);
+
+/* Where BPF finds value v (tk_plan_value() in bpf/tk_plan.bpf.h). */
+int tk_plan_value_src(const struct tk_plan_value *v);
+
+/* A string value (TK_PLAN_STR_LEN bytes) as text, what cannot be shown
+ * escaped (\xNN), "..." when it filled its bytes (it may have gone on,
+ * *truncated). */
+void tk_plan_str_text(const unsigned char *d, char *out, size_t size, bool *truncated);
 
 #endif
