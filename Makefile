@@ -183,7 +183,8 @@ fuzz_src_config := tools/tracekitd/config.c
 fuzz_src_funcmatch := libtrace/funcmatch.c libtrace/functarget.c libtrace/errf.c
 fuzz_libs_funcmatch := -lelf
 fuzz_libs_config := -linih
-fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c
+fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c \
+	libtrace/probe/argspec.c
 fuzz_src_dns := libtrace/dns.c
 fuzz_src_usdt := libtrace/usdt.c libtrace/errf.c
 fuzz_libs_usdt := -lelf

@@ -68,24 +68,35 @@ static bool empty(const struct parts *p, int k)
 	return p->start[k] == p->end[k];
 }
 
-/* The probe itself, s[0, end): its kind and names. */
-static int parse_head(const char *s, int end, struct tk_probe_spec *spec, struct tk_perr *err)
+static const struct {
+	const char *prefix;
+	enum tk_probe_kind kind;
+	int parts;
+	const char *form;
+} kinds[] = {
+	{ "t", TK_PROBE_TRACEPOINT, 3, "t:CATEGORY:EVENT" },
+	{ "k", TK_PROBE_KPROBE, 2, "k:FUNC" },
+	{ "kr", TK_PROBE_KRETPROBE, 2, "kr:FUNC" },
+	{ "u", TK_PROBE_UPROBE, 3, "u:LIB:FUNC" },
+	{ "ur", TK_PROBE_URETPROBE, 3, "ur:LIB:FUNC" },
+	{ "U", TK_PROBE_USDT, 4, "U:LIB:PROVIDER:PROBE" },
+	{ "p", TK_PROBE_UPROBE, 3, "p:LIB:FUNC or p::FUNC" },
+	{ "r", TK_PROBE_URETPROBE, 3, "r:LIB:FUNC or r::FUNC" },
+};
+
+int tk_probe_head_parts(const char *text)
 {
-	static const struct {
-		const char *prefix;
-		enum tk_probe_kind kind;
-		int parts;
-		const char *form;
-	} kinds[] = {
-		{ "t", TK_PROBE_TRACEPOINT, 3, "t:CATEGORY:EVENT" },
-		{ "k", TK_PROBE_KPROBE, 2, "k:FUNC" },
-		{ "kr", TK_PROBE_KRETPROBE, 2, "kr:FUNC" },
-		{ "u", TK_PROBE_UPROBE, 3, "u:LIB:FUNC" },
-		{ "ur", TK_PROBE_URETPROBE, 3, "ur:LIB:FUNC" },
-		{ "U", TK_PROBE_USDT, 4, "U:LIB:PROVIDER:PROBE" },
-		{ "p", TK_PROBE_UPROBE, 3, "p:LIB:FUNC or p::FUNC" },
-		{ "r", TK_PROBE_URETPROBE, 3, "r:LIB:FUNC or r::FUNC" },
-	};
+	size_t n = strcspn(text, ":");
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++)
+		if (strlen(kinds[k].prefix) == n && !strncmp(text, kinds[k].prefix, n))
+			return text[n] == ':' ? kinds[k].parts : 0;
+	return 0;
+}
+
+/* The probe itself, s[0, end): its kind and names. */
+int tk_probe_parse_head(const char *s, int end, struct tk_probe_spec *spec, struct tk_perr *err)
+{
 	struct parts p;
 	size_t k;
 	int e, i;
@@ -231,7 +242,7 @@ int tk_probe_parse(const char *text, struct tk_probe_spec *spec, struct tk_perr 
 		if (text[i] == '(' || text[i] == '"')
 			return fail(err, i, text[i] == '(' ? "a blank goes between the probe and its (FILTER)%s"
 						     : "a blank goes between the probe and its \"FORMAT\"%s", "");
-	e = parse_head(text + head, end - head, spec, err);
+	e = tk_probe_parse_head(text + head, end - head, spec, err);
 	if (e) {
 		err->pos += head;
 		if (e == -ENOMEM)

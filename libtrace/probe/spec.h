@@ -61,6 +61,16 @@ int tk_probe_parse(const char *text, struct tk_probe_spec *spec, struct tk_perr 
 
 void tk_probe_spec_free(struct tk_probe_spec *spec);
 
+/* The probe alone, text[0, end), "t:sched:sched_switch", into spec's
+ * kind and names: 0, -EINVAL with err (pos in text), or -ENOMEM. */
+int tk_probe_parse_head(const char *text, int end, struct tk_probe_spec *spec,
+			struct tk_perr *err);
+
+/* How many ':'-separated parts the probe that text begins with has, by
+ * its kind (t:CATEGORY:EVENT 3, k:FUNC 2, U:LIB:PROVIDER:PROBE 4, ...);
+ * 0 when text does not begin with a kind and a ':'. */
+int tk_probe_head_parts(const char *text);
+
 /* The probe kind's prefix as trace writes it ("t", "k", "kr", ...). */
 const char *tk_probe_kind_name(enum tk_probe_kind kind);
 

@@ -1,5 +1,7 @@
 /* libFuzzer harness for the probe language's parser (libtrace/probe/):
- * the input, as text, is parsed as a probe and as an expression. For any
+ * the input, as text, is parsed as a probe, as argdist's specifier
+ * (its split's offsets in order and within the text) and as an
+ * expression. For any
  * bytes: no read outside them and no leak (ASan), an error's offset lies
  * within the text and its message is not empty, and whatever parses
  * prints back (tk_px_format) as text that parses to the same print: the
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe/argspec.h"
 #include "probe/expr.h"
 #include "probe/spec.h"
 
@@ -54,6 +57,35 @@ static void check_error(const char *text, const struct tk_perr *err)
 	}
 }
 
+static void argspec(const char *text)
+{
+	struct tk_argspec_split sp;
+	struct tk_probe_spec spec;
+	struct tk_perr err;
+	int len = (int)strlen(text);
+
+	if (!tk_argspec_split(text, &sp, &err)) {
+		if (sp.probe_end < 0 || sp.probe_end > len ||
+		    (sp.exprs >= 0 && (sp.exprs != sp.probe_end + 1 || sp.exprs_end < sp.exprs ||
+				       sp.exprs_end > len || text[sp.probe_end] != ':')) ||
+		    (sp.exprs < 0 && (sp.probe_end != len || sp.filter >= 0)) ||
+		    (sp.filter >= 0 && (sp.filter != sp.exprs_end + 1 || sp.filter > len ||
+					text[sp.exprs_end] != ':')))
+			abort();
+	} else {
+		check_error(text, &err);
+	}
+	if (!tk_argspec_parse(text, &spec, &err)) {
+		if (spec.filter)
+			round_trip(spec.filter);
+		for (int i = 0; i < spec.nargs; i++)
+			round_trip(spec.args[i]);
+	} else {
+		check_error(text, &err);
+	}
+	tk_probe_spec_free(&spec);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
@@ -74,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_error(text, &err);
 	}
 	tk_probe_spec_free(&spec);
+	argspec(text);
 	if ((x = tk_px_parse(text, &err))) {
 		round_trip(x);
 		tk_px_free(x);
