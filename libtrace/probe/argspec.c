@@ -1,4 +1,5 @@
 /* argdist's specifier, split and parsed (argspec.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@ static int fail(struct tk_perr *err, int pos, const char *msg)
 	return -EINVAL;
 }
 
-/* From i: the first ':' outside strings and parentheses, or the end. */
-static int scan(const char *s, int i, struct tk_perr *err)
+/* From i: the first of stop outside strings and parentheses, or the
+ * end. */
+static int scan(const char *s, int i, const char *stop, struct tk_perr *err)
 {
 	int depth = 0, open = -1, quote = -1;
 
@@ -36,7 +38,7 @@ static int scan(const char *s, int i, struct tk_perr *err)
 			if (!depth)
 				return fail(err, i, "unbalanced ')'");
 			depth--;
-		} else if (s[i] == ':' && !depth) {
+		} else if (strchr(stop, s[i]) && !depth) {
 			return i;
 		}
 	}
@@ -53,6 +55,7 @@ int tk_argspec_split(const char *text, struct tk_argspec_split *out, struct tk_p
 
 	out->probe_end = 0;
 	out->exprs = out->exprs_end = out->filter = -1;
+	out->nexprs = 0;
 	err->pos = 0;
 	err->msg[0] = 0;
 	if (!parts)
@@ -67,71 +70,71 @@ int tk_argspec_split(const char *text, struct tk_argspec_split *out, struct tk_p
 	if (!text[i])
 		return 0;
 	out->exprs = ++i;
-	if ((e = scan(text, i, err)) < 0)
-		return e;
+	for (;;) {
+		int a = i, b;
+
+		if ((e = scan(text, i, ":,", err)) < 0)
+			return e;
+		for (b = e; b > a && isspace((unsigned char)text[b - 1]); b--)
+			;
+		while (a < b && isspace((unsigned char)text[a]))
+			a++;
+		if (text[e] == ',' || a < b || out->nexprs) {
+			if (out->nexprs == TK_PROBE_MAX_ARGS)
+				return fail(err, a, "more than 16 expressions");
+			out->start[out->nexprs] = a;
+			out->end[out->nexprs++] = b;
+		}
+		if (text[e] != ',')
+			break;
+		i = e + 1;
+	}
 	out->exprs_end = e;
 	if (!text[e])
 		return 0;
 	out->filter = e + 1;
-	if ((e = scan(text, e + 1, err)) < 0)
+	if ((e = scan(text, e + 1, ":", err)) < 0)
 		return e;
 	if (text[e])
 		return fail(err, e, "a ':' after the filter: PROBE:EXPR[,EXPR...][:FILTER]");
 	return 0;
 }
 
-/* Expressions in text[from, to), separated by ',' when several: parsed
- * over a copy of text blank outside them, so that positions are the
- * text's own. */
-static int parse_part(const char *text, int from, int to, bool several, struct tk_probe_spec *spec,
-		      struct tk_perr *err)
+/* The expression that is text[from, to) (blank: what), parsed over a
+ * copy of text blank outside it, so that positions are the text's own. */
+static struct tk_px *parse_span(const char *text, int from, int to, const char *what,
+				const char *after, struct tk_perr *err)
 {
 	size_t len = strlen(text);
 	char *buf = malloc(len + 1);
+	struct tk_px *x = NULL;
 	struct tk_lexer lx;
-	int e = 0;
 
-	if (!buf)
-		return fail(err, from, "out of memory");
+	if (!buf) {
+		fail(err, from, "out of memory");
+		return NULL;
+	}
 	memset(buf, ' ', len);
 	buf[len] = 0;
 	memcpy(buf + from, text + from, (size_t)(to - from));
 	tk_lex_init(&lx, buf, from, err);
 	if (!tk_lex_next(&lx))
 		goto out;
-	for (;;) {
-		struct tk_px *x;
-
-		if (lx.tok.kind == TK_TOK_EOF) {
-			tk_lex_fail(&lx, lx.tok.pos, several ? "expected an expression" : "expected a filter");
-			break;
-		}
-		if (several && spec->nargs == TK_PROBE_MAX_ARGS) {
-			tk_lex_fail(&lx, lx.tok.pos, "more than %d expressions", TK_PROBE_MAX_ARGS);
-			break;
-		}
-		if (!(x = tk_px_parse_at(&lx)))
-			break;
-		if (several)
-			spec->args[spec->nargs++] = x;
-		else
-			spec->filter = x;
-		if (lx.tok.kind == TK_TOK_EOF)
-			break;
-		if (!several || !tk_lex_is(&lx, ",")) {
-			tk_lex_fail(&lx, lx.tok.pos, several ? "expected ',' or ':' after an expression"
-							       : "expected the end of the filter");
-			break;
-		}
-		if (!tk_lex_next(&lx))
-			break;
+	if (lx.tok.kind == TK_TOK_EOF) {
+		tk_lex_fail(&lx, to, "expected %s", what);
+		goto out;
 	}
+	x = tk_px_parse_at(&lx);
+	if (x && lx.tok.kind != TK_TOK_EOF)
+		tk_lex_fail(&lx, lx.tok.pos, "expected %s", after);
 out:
-	if (lx.failed)
-		e = -EINVAL;
+	if (lx.failed) {
+		tk_px_free(x);
+		x = NULL;
+	}
 	tk_lex_done(&lx);
 	free(buf);
-	return e;
+	return x;
 }
 
 int tk_argspec_parse(const char *text, struct tk_probe_spec *spec, struct tk_perr *err)
@@ -148,11 +151,14 @@ int tk_argspec_parse(const char *text, struct tk_probe_spec *spec, struct tk_per
 	if (e)
 		return e;
 	/* "t:a:b:" and "t:a:b::FILTER": no expression (argdist counts hits). */
-	if (sp.exprs >= 0 && sp.exprs_end > sp.exprs &&
-	    strspn(text + sp.exprs, " \t") < (size_t)(sp.exprs_end - sp.exprs) &&
-	    (e = parse_part(text, sp.exprs, sp.exprs_end, true, spec, err)))
-		return e;
-	if (sp.filter >= 0 && (e = parse_part(text, sp.filter, (int)strlen(text), false, spec, err)))
-		return e;
+	for (int i = 0; i < sp.nexprs; i++) {
+		if (!(spec->args[i] = parse_span(text, sp.start[i], sp.end[i], "an expression",
+						 "',' or ':' after an expression", err)))
+			return -EINVAL;
+		spec->nargs++;
+	}
+	if (sp.filter >= 0 && !(spec->filter = parse_span(text, sp.filter, (int)strlen(text),
+							  "a filter", "the end of the filter", err)))
+		return -EINVAL;
 	return 0;
 }

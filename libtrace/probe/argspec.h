@@ -18,6 +18,9 @@ struct tk_argspec_split {
 	int probe_end;   /* PROBE is [0, probe_end) */
 	int exprs;       /* EXPR[,EXPR...] is [exprs, exprs_end); -1: none */
 	int exprs_end;
+	int nexprs;      /* each EXPR, [start, end) without the blanks
+			  * around it; "" (nexprs 0) when there is none */
+	int start[TK_PROBE_MAX_ARGS], end[TK_PROBE_MAX_ARGS];
 	int filter;      /* FILTER is [filter, end of text); -1: none */
 };
 

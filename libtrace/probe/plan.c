@@ -850,7 +850,7 @@ static int plan_value(struct planner *p, const struct tk_fmt_conv *conv, const s
 	v->is_signed = t.k == TY_INT && t.sgn;
 	if (conv->conv == 's' && v->kind == TK_PV_INT)
 		return fail(p, x->pos, "%s takes a string or an address: this is an integer", conv->text);
-	if (strchr("diuxXoc", conv->conv) && v->kind == TK_PV_STR)
+	if (conv->conv && strchr("diuxXoc", conv->conv) && v->kind == TK_PV_STR)
 		return fail(p, x->pos, "%s takes an integer: this is a string (use %%s)", conv->text);
 	return 0;
 }
