@@ -30,6 +30,9 @@ static const struct {
 	{ "trace", "trace (tracepoint)", { "t:sched:sched_switch" } },
 	{ "trace", "trace (kernel function)", { "k:vfs_read" } },
 	{ "trace", "trace (user function)", { "u:c:getpid" } },
+	{ "argdist", "argdist (tracepoint)", { "-C", "t:sched:sched_switch" } },
+	{ "argdist", "argdist (kernel function)", { "-C", "k:vfs_read" } },
+	{ "argdist", "argdist (user function)", { "-C", "u:c:getpid" } },
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 

@@ -31,7 +31,9 @@ LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user fu
                          "stackcount (user function)"],
           "funccount": ["funccount (tracepoint)", "funccount (kernel function)",
                         "funccount (user function)"],
-          "trace": ["trace (tracepoint)", "trace (kernel function)", "trace (user function)"]}
+          "trace": ["trace (tracepoint)", "trace (kernel function)", "trace (user function)"],
+          "argdist": ["argdist (tracepoint)", "argdist (kernel function)",
+                      "argdist (user function)"]}
 ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "funclatency (user function)": ["c:getpid"],
         "stackcount (tracepoint)": ["t:sched:sched_switch"],
@@ -42,7 +44,10 @@ ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "funccount (user function)": ["c:getpid"],
         "trace (tracepoint)": ["t:sched:sched_switch"],
         "trace (kernel function)": ["k:vfs_read"],
-        "trace (user function)": ["u:c:getpid"]}
+        "trace (user function)": ["u:c:getpid"],
+        "argdist (tracepoint)": ["-C", "t:sched:sched_switch"],
+        "argdist (kernel function)": ["-C", "k:vfs_read"],
+        "argdist (user function)": ["-C", "u:c:getpid"]}
 FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
               "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
               "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",
