@@ -68,6 +68,27 @@ static void test_split_skips_strings_and_parentheses(void **state)
 	split_is("u:c:f:arg1,(char *)arg2,comm", "u:c:f", "arg1,(char *)arg2,comm", NULL);
 }
 
+/* Each EXPR's span, blanks around it dropped: what argdist prints. */
+static void test_expression_spans(void **state)
+{
+	const char *text = "u:c:f: arg1 , container_of(arg1, struct s, m) ,comm:pid";
+	struct tk_argspec_split sp;
+	struct tk_perr err;
+
+	(void)state;
+	assert_int_equal(tk_argspec_split(text, &sp, &err), 0);
+	assert_int_equal(sp.nexprs, 3);
+	assert_int_equal(sp.start[0], 7);
+	assert_int_equal(sp.end[0], 11);
+	assert_memory_equal(text + sp.start[1], "container_of(arg1, struct s, m)", 31);
+	assert_int_equal(sp.end[1] - sp.start[1], 31);
+	assert_memory_equal(text + sp.start[2], "comm", 4);
+	assert_int_equal(sp.end[2] - sp.start[2], 4);
+	assert_string_equal(text + sp.filter, "pid");
+	assert_int_equal(tk_argspec_split("t:a:b: :1", &sp, &err), 0);
+	assert_int_equal(sp.nexprs, 0);
+}
+
 /* text fails at pos with a message that contains msg. */
 static void fails(const char *text, int pos, const char *msg)
 {
@@ -138,6 +159,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_by_probe_kind),
 		cmocka_unit_test(test_split_skips_strings_and_parentheses),
+		cmocka_unit_test(test_expression_spans),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_parse_values_and_filter),
 	};
