@@ -185,42 +185,54 @@ def test_command_is_counted_to_its_end(prog):
     assert buckets(got[EXIT_READ]) == READ_BUCKETS
 
 
-def read_until(tool, row, limit=120):
-    """Lines of a periodic run up to the one that is row (the tool prints
-    a block every second, so each readline returns)."""
-    lines = []
-    while row not in lines:
+def read_until(tool, lines, done, limit=400):
+    """Read a periodic run's lines into lines until done(lines) (it
+    prints a block every second, so each readline returns)."""
+    while not done(lines):
         line = tool.proc.stdout.readline().decode()
         assert line and len(lines) < limit, lines
         lines.append(line.rstrip("\n"))
-    return lines
+
+
+def row_counts(lines, event):
+    return [int(m[1]) for m in (re.fullmatch(rf"\t(\d+) +{re.escape(event)}", l) for l in lines)
+            if m]
 
 
 @pytest.mark.parametrize("cumulative", [False, True])
 @pytest.mark.kernel
 def test_intervals_count_what_happened_in_each(prog, cumulative):
     """-i 1: a block per second, each with its time; 3 hits, then 2 more
-    once the 3 were printed: the 2 show as 2 in a later block (per
-    interval), or as 5 with -c (since the start); no block counts more."""
+    once the 3 were printed. Per interval the blocks' counts add up to 5
+    (however the intervals fell); with -c each block has the total so
+    far, rising to 5."""
     spec = f"u:{prog}:hit:arg1"
-    second = 5 if cumulative else 2
+    if cumulative:
+        seen = lambda lines, n: n in row_counts(lines, "arg1 = 7")  # noqa: E731
+    else:
+        seen = lambda lines, n: sum(row_counts(lines, "arg1 = 7")) >= n  # noqa: E731
+    lines = []
     with Workload(prog) as w:
         with Tool("argdist", "-p", w.pid, "-i", "1", "-C", spec,
                   *(["-c"] if cumulative else [])) as tool:
             w.send("hit 7 x 3")
-            text = read_until(tool, f"\t{3:<10} arg1 = 7")
+            read_until(tool, lines, lambda l: seen(l, 3))
             w.send("hit 7 x 2")
-            text += read_until(tool, f"\t{second:<10} arg1 = 7")
+            read_until(tool, lines, lambda l: seen(l, 5))
             out, err, rc = tool.stop()
     assert rc == 0, err
-    blocks = re.split(r"^\[\d\d:\d\d:\d\d\]\n", "\n".join(text) + "\n" + out, flags=re.M)
+    text = "\n".join(lines) + "\n" + out
+    blocks = re.split(r"^\[\d\d:\d\d:\d\d\]\n", text, flags=re.M)
     assert blocks[0] == "" and len(blocks) >= 3, text
-    seen = [counts(sections(b)[spec]) for b in blocks[1:]]
+    values = []
+    for b in blocks[1:]:
+        rows = counts(sections(b)[spec])
+        assert all(e == "arg1 = 7" for _, e in rows) and len(rows) <= 1, text
+        values += [c for c, _ in rows]
     if cumulative:
-        assert all(c in ([], [(3, "arg1 = 7")], [(5, "arg1 = 7")]) for c in seen), seen
-        assert seen[-1] == [(5, "arg1 = 7")], seen
+        assert values == sorted(values) and values[-1] == 5 and 3 in values, text
     else:
-        assert [c for c in seen if c] == [[(3, "arg1 = 7")], [(2, "arg1 = 7")]], seen
+        assert sum(values) == 5 and max(values) <= 3, text
 
 
 def test_number_of_intervals_ends_the_run(prog):
