@@ -138,7 +138,6 @@ static const struct tk_tool tool = {
 	.options = options,
 	.parser = parse,
 	.own_letters = "cnT",
-	.args_doc = "",
 	.bcc_missing = bcc_missing,
 };
 
@@ -509,10 +508,8 @@ static void print_hist(const struct spec *s, const struct entry *v, size_t n, in
 			continue;
 		}
 		printf("%s", s->site.text);
-		if (tk_opts.filter.cgroup_ids) {
-			putchar(' ');
-			tk_hist_print_cgroup_label(stdout, false, groups[g]);
-		}
+		if (tk_opts.filter.cgroup_ids)
+			tk_hist_print_cgroup_label(stdout, true, groups[g]);
 		putchar('\n');
 		tk_hist_print_log2(stdout, slots, ARGDIST_HIST_SLOTS, s->expr[0]);
 		if (faults)

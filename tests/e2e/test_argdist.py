@@ -185,6 +185,22 @@ def test_command_is_counted_to_its_end(prog):
     assert buckets(got[EXIT_READ]) == READ_BUCKETS
 
 
+@pytest.mark.kernel
+def test_print_cgroup_keys_by_cgroup(prog):
+    """--print-cgroup: each row and histogram names the cgroup of the
+    hits, here COMMAND's own (the same path for both)."""
+    spec = f"u:{prog}:hit:arg1"
+    r = run("argdist", "--print-cgroup", "-C", spec, "-H", EXIT_READ, "--", prog, "--batch",
+            "hit 3 x 2", "read 8 2")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == [spec, HEADER], r.stdout
+    m = re.fullmatch(r"\t2 +arg1 = 3, cgroup = (/\S*)", lines[2])
+    assert m, r.stdout
+    assert lines[3] == f"{EXIT_READ}, cgroup = {m[1]}", r.stdout
+    assert buckets(lines[4:]) == {(8, 15): 2}
+
+
 def read_until(tool, lines, done, limit=400):
     """Read a periodic run's lines into lines until done(lines) (it
     prints a block every second, so each readline returns)."""
