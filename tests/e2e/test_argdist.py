@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Tool, Workload, json_lines, loss_record, require, run
+from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, json_lines,
+                      loss_record, require, run)
 
 PROGS = ROOT / "tests/e2e/progs"
 HEADER = f"\t{'COUNT':<10} EVENT"
@@ -277,6 +278,11 @@ def test_kernel_function_counts_by_member_chain(method, tmp_path):
     assert rc == 0, err
     assert counts(sections(out)[spec]) == [
         (1, f"file->f_path.dentry->d_name.name = {name}, count = 4096")]
+
+
+@pytest.mark.kernel
+def test_kernel_function_without_fentry_or_kprobes_fails_in_one_line():
+    assert_no_kernel_function_tracing("argdist", "vfs_read", "-C", "k:vfs_read:count")
 
 
 # ---- bad input ----

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe/argspec.h"
 #include "probe/plan.h"
 
 static struct btf *btf;
@@ -242,6 +243,46 @@ static void test_strings_compare_and_print(void **state)
 	tk_probe_spec_free(&pr.spec);
 }
 
+/* argdist's keys (conversion 0): each value takes its own kind, a
+ * string (a field, a char *), an address (a void * field), an integer
+ * with its size and sign, or a computed one. */
+static void test_values_of_any_kind(void **state)
+{
+	struct tk_plan_ctx ctx = {
+		.kind = TK_PROBE_TRACEPOINT, .what = "sched:sched_process_exec", .btf = btf,
+		.fields = exec_fields, .nfields = 3, .ksym = fake_ksym,
+	};
+	struct tk_probe_spec spec;
+	struct tk_plan plan;
+	struct tk_perr err;
+
+	(void)state;
+	assert_int_equal(tk_argspec_parse("t:sched:sched_process_exec:filename,comm,pid,pid * 2:pid > 1",
+					  &spec, &err), 0);
+	assert_int_equal(tk_plan_build(&ctx, &spec, &plan, &err), 0);
+	assert_int_equal(plan.nvalues, 4);
+	assert_int_equal(plan.value[0].kind, TK_PV_STR);
+	assert_int_equal(plan.value[1].kind, TK_PV_STR);
+	assert_int_equal(plan.value[2].kind, TK_PV_INT);
+	assert_int_equal(plan.value[2].size, 4);
+	assert_true(plan.value[2].is_signed);
+	assert_int_equal(plan.value[3].kind, TK_PV_INT);
+	assert_true(plan.value[3].prog >= 0);
+	assert_int_equal(tk_plan_value_src(&plan.value[3]), -(plan.value[3].prog + 1));
+	assert_int_equal(tk_plan_value_src(&plan.value[2]), plan.value[2].fetch);
+	assert_true(plan.filter >= 0);
+	tk_probe_spec_free(&spec);
+
+	ctx.what = "timer:hrtimer_expire_entry";
+	ctx.fields = hrtimer_fields;
+	assert_int_equal(tk_argspec_parse("t:timer:hrtimer_expire_entry:function,now", &spec, &err), 0);
+	assert_int_equal(tk_plan_build(&ctx, &spec, &plan, &err), 0);
+	assert_int_equal(plan.value[0].kind, TK_PV_PTR);
+	assert_int_equal(plan.value[1].kind, TK_PV_INT);
+	assert_true(plan.value[1].is_signed);
+	tk_probe_spec_free(&spec);
+}
+
 static void test_arithmetic_is_bytecode(void **state)
 {
 	struct probe pr;
@@ -336,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_container_of_reaches_the_task),
 		cmocka_unit_test(test_tracepoint_fields_and_a_symbol_filter),
 		cmocka_unit_test(test_strings_compare_and_print),
+		cmocka_unit_test(test_values_of_any_kind),
 		cmocka_unit_test(test_arithmetic_is_bytecode),
 		cmocka_unit_test(test_errors_name_the_place_and_the_closest),
 		cmocka_unit_test(test_type_errors),
