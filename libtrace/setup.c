@@ -205,6 +205,18 @@ void tk_sleep_until(double t)
 	}
 }
 
+void tk_print_intervals(void (*print)(void *arg, int seq), void *arg)
+{
+	double next = tk_opts.interval ? tk_elapsed() : 0;
+	int seq = 0;
+
+	do {
+		next += tk_opts.interval;
+		tk_sleep_until(tk_opts.interval ? next : -1);
+		print(arg, ++seq);
+	} while (!tk_exiting() && (!tk_opts.count || seq < tk_opts.count));
+}
+
 static void vmessage(const char *fmt, va_list ap)
 {
 	fflush(stdout);

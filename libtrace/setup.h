@@ -94,4 +94,9 @@ void tk_sleep_ms(int ms);
  * t < 0 until tk_exiting(): periodic tools' main loop. */
 void tk_sleep_until(double t);
 
+/* The summary tools' main loop: print(arg, seq) every -i/--interval
+ * seconds, seq counting from 1 (without an interval, once at exit), until
+ * Ctrl-C, -d/--duration or the -n/--count'th interval. */
+void tk_print_intervals(void (*print)(void *arg, int seq), void *arg);
+
 #endif

@@ -518,8 +518,10 @@ static void print_hist(const struct spec *s, const struct entry *v, size_t n, in
 	}
 }
 
-static void print_all(struct argdist_bpf *skel, int seq)
+static void print_all(void *arg, int seq)
 {
+	struct argdist_bpf *skel = arg;
+
 	size_t n;
 	struct entry *v = read_counts(bpf_map__fd(skel->maps.counts), &n);
 	char buf[16];
@@ -541,8 +543,6 @@ static void print_all(struct argdist_bpf *skel, int seq)
 int main(int argc, char **argv)
 {
 	struct argdist_bpf *skel;
-	double next = 0;
-	int seq = 0;
 
 	tk_parse_args(&tool, argc, argv);
 	kbtf = btf__load_vmlinux_btf();
@@ -551,13 +551,7 @@ int main(int argc, char **argv)
 	tk_init();
 	skel = tk_load(&argdist_bpf_ops, configure, NULL);
 	tk_ready();
-	if (tk_opts.interval)
-		next = tk_elapsed();
-	do {
-		next += tk_opts.interval;
-		tk_sleep_until(tk_opts.interval ? next : -1);
-		print_all(skel, ++seq);
-	} while (!tk_exiting() && (!tk_opts.count || seq < tk_opts.count));
+	tk_print_intervals(print_all, skel);
 	tk_losses_report(skel->obj);
 	argdist_bpf__destroy(skel);
 	tk_syms_free(syms);

@@ -230,8 +230,10 @@ static int by_count(const void *a, const void *b)
 
 /* The counts since the last print (the map is never cleared: each
  * print subtracts the sums it last read, so no hit is lost to a clear). */
-static void print_counts(struct funccount_bpf *skel, int seq)
+static void print_counts(void *arg, int seq)
 {
+	struct funccount_bpf *skel = arg;
+
 	static unsigned long long *last;
 	unsigned long long *now = calloc(n_probes(), sizeof(*now));
 	struct count *c = calloc(n_probes(), sizeof(*c));
@@ -281,8 +283,6 @@ int main(int argc, char **argv)
 {
 	struct funccount_bpf *skel;
 	pid_t pid;
-	double next = 0;
-	int seq = 0;
 
 	tk_parse_args(&tool, argc, argv);
 	resolve();
@@ -305,13 +305,7 @@ int main(int argc, char **argv)
 	}
 	skel = tk_load(&funccount_bpf_ops, configure, NULL);
 	tk_ready();
-	if (tk_opts.interval)
-		next = tk_elapsed();
-	do {
-		next += tk_opts.interval;
-		tk_sleep_until(tk_opts.interval ? next : -1);
-		print_counts(skel, ++seq);
-	} while (!tk_exiting());
+	tk_print_intervals(print_counts, skel);
 	tk_losses_report(skel->obj);
 	funccount_bpf__destroy(skel);
 	tk_func_list_free(&probes);

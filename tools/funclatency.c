@@ -323,14 +323,17 @@ static int by_name(const void *a, const void *b)
 	return order ? order : tk_hist_cgroup_cmp(x->key.cgroup_id, y->key.cgroup_id);
 }
 
-static void print_interval(struct funclatency_bpf *skel)
+static void print_interval(void *arg, int seq)
 {
+	struct funclatency_bpf *skel = arg;
 	struct entries c = read_counts(skel);
 	struct funclatency_hist all = { 0 };
 	unsigned long long count, total;
 	char buf[16];
 	size_t i, k;
 	int s;
+
+	(void)seq;  /* tk_print_intervals' count: not printed */
 
 	/* All calls; the histograms with calls first, in section order. */
 	for (i = k = 0; i < c.n; i++) {
@@ -403,8 +406,6 @@ int main(int argc, char **argv)
 	struct funclatency_bpf *skel;
 	const char *binary;
 	pid_t pid;
-	double next = 0;
-	long n = 0;
 
 	tk_parse_args(&tool, argc, argv);
 	resolve();
@@ -424,13 +425,7 @@ int main(int argc, char **argv)
 	}
 	skel = tk_load(&funclatency_bpf_ops, configure, NULL);
 	tk_ready();
-	if (tk_opts.interval)
-		next = tk_elapsed();
-	do {
-		next += tk_opts.interval;
-		tk_sleep_until(tk_opts.interval ? next : -1);
-		print_interval(skel);
-	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
+	tk_print_intervals(print_interval, skel);
 	tk_losses_report(skel->obj);
 	funclatency_bpf__destroy(skel);
 	tk_func_list_free(&funcs);

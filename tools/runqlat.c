@@ -195,9 +195,12 @@ static void print_keyed(struct bpf_map *map)
 	}
 }
 
-static void print_interval(struct runqlat_bpf *skel)
+static void print_interval(void *arg, int seq)
 {
+	struct runqlat_bpf *skel = arg;
 	char buf[16];
+
+	(void)seq;  /* tk_print_intervals' count: not printed */
 
 	if (!tk_opts.json) {
 		putchar('\n');
@@ -229,20 +232,12 @@ TK_SKEL_OPS(runqlat_bpf);
 int main(int argc, char **argv)
 {
 	struct runqlat_bpf *skel;
-	double next = 0;
-	long n = 0;
 
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
 	skel = tk_load(&runqlat_bpf_ops, configure, NULL);
 	tk_ready();
-	if (tk_opts.interval)
-		next = tk_elapsed();
-	do {
-		next += tk_opts.interval;
-		tk_sleep_until(tk_opts.interval ? next : -1);
-		print_interval(skel);
-	} while (!tk_exiting() && (!tk_opts.count || ++n < tk_opts.count));
+	tk_print_intervals(print_interval, skel);
 	tk_losses_report(skel->obj);
 	runqlat_bpf__destroy(skel);
 	return tk_exit_status();
