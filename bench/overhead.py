@@ -14,6 +14,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,9 +26,10 @@ def die(msg):
     sys.exit(1)
 
 
-def build(tmp, programs=(), bpf=()):
+def build(tmp, programs=(), bpf=(), floor=True):
     """Build C programs (name, source in bench/) and BPF objects (name,
-    source in bench/) into tmp, and the floor's loader (tmp/floor)."""
+    source in bench/) into tmp, and the floor's loader (tmp/floor) unless
+    floor is False."""
     cc, clang = os.environ.get("CC", "cc"), os.environ.get("CLANG", "clang")
     arch = platform.machine()
     bpf_arch = {"x86_64": "x86", "aarch64": "arm64"}.get(arch, arch)
@@ -37,8 +39,9 @@ def build(tmp, programs=(), bpf=()):
     cmds += [[clang, "-O2", "-g", "-target", "bpf", f"-D__TARGET_ARCH_{bpf_arch}",
               f"-I{vmlinux}", "-c", str(HERE / src), "-o", f"{tmp}/{name}"]
              for name, src in bpf]
-    cmds.append([cc, "-O2", "-Wall", "-o", f"{tmp}/floor", str(HERE / "floor_loader.c"),
-                 "-Wl,-Bstatic", "-lbpf", "-Wl,-Bdynamic", "-lelf", "-lz"])
+    if floor:
+        cmds.append([cc, "-O2", "-Wall", "-o", f"{tmp}/floor", str(HERE / "floor_loader.c"),
+                     "-Wl,-Bstatic", "-lbpf", "-Wl,-Bdynamic", "-lelf", "-lz"])
     for cmd in cmds:
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
@@ -46,23 +49,31 @@ def build(tmp, programs=(), bpf=()):
 
 
 class Tracer:
-    """A tracer process, started and waited on until it has attached."""
+    """A tracer process, started and waited on until it has attached.
+    "{pid}" in its argv (and expect) is the pid given to start(): a
+    workload spawned before it (alternate's spawn). drain: its stdout is
+    read all along once it is ready (a tracer printing every event must
+    not block on a full pipe), by a thread of this process."""
 
-    def __init__(self, name, argv, ready, env=None, expect=None):
+    def __init__(self, name, argv, ready, env=None, expect=None, drain=False):
         self.name, self.argv, self.ready = name, argv, ready
         self.env = dict(os.environ, **(env or {}))
         self.expect = expect  # regexp its final output must match
+        self.drain = drain
         self.samples = []
         self.proc = None
         self.out = ""
+        self.pid = None
 
-    def start(self):
+    def start(self, pid=None):
+        self.pid = pid
+        argv = [a.replace("{pid}", str(pid)) for a in self.argv] if pid else self.argv
         pass_fds = ()
         if self.ready == "fd":
             rfd, wfd = os.pipe()
             self.env["TRACEKIT_READY_FD"] = str(wfd)
             pass_fds = (wfd,)
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=self.env,
                                      pass_fds=pass_fds)
         if self.ready == "fd":
@@ -85,42 +96,73 @@ class Tracer:
         if self.ready == "fd":
             os.close(rfd)
         self.out = got.decode(errors="replace")
+        self.drained = []
+        self.drainer = None
+        if self.drain:
+            self.drainer = threading.Thread(target=self._drain, daemon=True)
+            self.drainer.start()
+
+    def _drain(self):
+        fd = self.proc.stdout.fileno()
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            self.drained.append(chunk)
+
+    def _communicate(self, timeout):
+        """(stdout, stderr) once it has exited, as Popen.communicate."""
+        if not self.drainer:
+            return self.proc.communicate(timeout=timeout)
+        self.proc.wait(timeout)
+        self.drainer.join()
+        return b"".join(self.drained), self.proc.stderr.read()
 
     def stop(self):
         """SIGINT; again after 5 s (bpftrace 0.17 now and then misses the
         first); the tracer's output must then show the workload."""
         self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=5)
+            out, err = self._communicate(5)
         except subprocess.TimeoutExpired:
             self.proc.send_signal(signal.SIGINT)
             try:
-                out, err = self.proc.communicate(timeout=30)
+                out, err = self._communicate(30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                out, err = self.proc.communicate()
+                out, err = self._communicate(None)
                 die(f"{self.name} did not end on SIGINT:\n{err.decode(errors='replace')}")
         self.out += out.decode(errors="replace")
         self.err = err.decode(errors="replace")
-        if self.expect and not re.search(self.expect, self.out, re.M):
+        expect = self.expect and self.expect.replace("{pid}", str(self.pid))
+        if expect and not re.search(expect, self.out, re.M):
             die(f"{self.name} did not see the workload:\n{self.out}{self.err}")
 
 
-def alternate(tracers, measure, rounds):
+def alternate(tracers, measure, rounds, spawn=None):
     """Run measure() (the workload's cost) with each tracer attached, in
     rotating order, each between two runs without a tracer. Fills each
     tracer's samples with (cost, cost - mean(around)); returns the costs
-    without a tracer."""
-    measure()  # warm up
-    prev = measure()
+    without a tracer. With spawn: each run first spawns its workload
+    (spawn() returns it, with its pid), a tracer is then started with
+    that pid (Tracer's "{pid}"), and measure(workload) runs it."""
+    def run(t=None):
+        w = spawn() if spawn else None
+        if t:
+            t.start(w.pid if w else None)
+        cost = measure(w) if spawn else measure()
+        if t:
+            t.stop()
+        return cost
+
+    run()  # warm up
+    prev = run()
     base = [prev]
     for rnd in range(rounds):
         k = rnd % len(tracers)
         for t in tracers[k:] + tracers[:k]:
-            t.start()
-            with_t = measure()
-            t.stop()
-            after = measure()
+            with_t = run(t)
+            after = run()
             base.append(after)
             t.samples.append((with_t, with_t - (prev + after) / 2))
             prev = after

@@ -165,6 +165,7 @@ class Run:
         self.buf = b""
         self.ready = self.rss = self.cpu = self.error = self.hwm = self.vmrss = None
         self.links_ready = self.links_idle = self.links_attaching = None
+        self.attaching = None   # s from spawn to bpftrace's "Attaching N probes..."
         self.line = ""
         self.nlines = 0
         self.resent = None   # why a second SIGINT was sent: the state before it
@@ -205,7 +206,7 @@ class Run:
         env = {k: v for k, v in os.environ.items() if k != "TRACEKIT_READY_FD"}
         self.pid = None
         try:
-            t0 = time.monotonic()
+            t0 = self.t0 = time.monotonic()
             try:
                 h = subprocess.Popen([str(self.helper), str(wfd), *self.argv], stdin=slave,
                                      stdout=slave, stderr=slave, env=env, pass_fds=(wfd,),
@@ -254,6 +255,7 @@ class Run:
         if not at:
             return None
         if self.links_attaching is None:
+            self.attaching = time.monotonic() - self.t0
             self.links_attaching = attachments(self.pid)
         for l in done[at[0] + 1:]:
             if not BPFTRACE_NOISE.match(l):
