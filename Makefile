@@ -212,7 +212,7 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
 BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time
-BENCHES := syscount storms startup runqlat symbolize profile churn
+BENCHES := syscount storms startup runqlat symbolize profile churn trace
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -240,6 +240,9 @@ bench-profile: bench-deps
 bench-churn: bench-deps
 	$(PYTHON) bench/tracekitd_churn.py --bin $(abspath $(BIN)) > $(BUILD)/bench-churn.md
 	$(PYTHON) bench/results.py tracekitd-churn < $(BUILD)/bench-churn.md
+bench-trace: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/trace_oneliners.py > $(BUILD)/bench-trace.md
+	$(PYTHON) bench/results.py trace < $(BUILD)/bench-trace.md
 # The issue's targets, gathered from the sections above into one list.
 bench-targets:
 	$(PYTHON) bench/targets.py
