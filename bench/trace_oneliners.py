@@ -79,11 +79,14 @@ class Case:
     overhead runs, filtered to pid ("{pid}": the loop's)."""
 
     def __init__(self, name, tool, tk_start, bt_start, tk_over, bt_over, kind, calls,
-                 passed):
+                 passed, diag=None):
         self.name, self.tool, self.kind, self.calls, self.passed = (
             name, tool, kind, calls, passed)
         self.tk_start, self.bt_start = tk_start, bt_start
         self.tk_over, self.bt_over = tk_over, bt_over
+        # {mode: (what, argv(pid), why)}: another tracekit command line run
+        # in that mode's rounds, to show where its time goes.
+        self.diag = diag or {}
 
 
 def cases(tk):
@@ -95,14 +98,28 @@ def cases(tk):
              lambda pid: [f"{tk}/trace", f't:syscalls:sys_enter_openat (pid == {pid}) "%s", filename'],
              lambda pid: READY + f"tracepoint:syscalls:sys_enter_openat /pid == {pid}/ "
                                  '{ printf("%s\\n", str(args->filename)); }',
-             "openat", 40000, "printed"),
+             "openat", 40000, "printed",
+             {"dropped": ("the same filter with no format (nothing fetched)",
+                          lambda pid: [f"{tk}/trace",
+                                       f"t:syscalls:sys_enter_openat (pid == {pid})"],
+                          "bpf/trace.bpf.c's handle() runs every fetch of a probe's plan (here "
+                          "the filename, a user string read with bpf_probe_read_user_str) "
+                          "before its filter, so an event the filter drops still pays for the "
+                          "values it would have printed; bpftrace tests its filter first")}),
         Case("funccount", "funccount",
              lambda pid: [f"{tk}/funccount", "t:syscalls:sys_enter_get*"],
              lambda pid: READY + "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }",
              lambda pid: [f"{tk}/funccount", "-p", str(pid), "t:syscalls:sys_enter_get*"],
              lambda pid: READY + f"tracepoint:syscalls:sys_enter_get* /pid == {pid}/ "
                                  "{ @[probe] = count(); }",
-             "getppid", 200000, "counted"),
+             "getppid", 200000, "counted",
+             {"dropped": ("on one tracepoint, sys_enter_getppid (no BPF cookie to read)",
+                          lambda pid: [f"{tk}/funccount", "-p", str(pid),
+                                       "t:syscalls:sys_enter_getppid"],
+                          "over several tracepoints bpf/funccount.bpf.c's probe_tp reads the "
+                          "hit's BPF cookie (tk_probe_index: bpf_get_attach_cookie) before "
+                          "count() applies the -p filter, so a dropped event pays for it; "
+                          "on one tracepoint there is no cookie to read")}),
         Case("argdist", "argdist",
              lambda pid: [f"{tk}/argdist", "-H", "t:syscalls:sys_exit_read:ret"],
              lambda pid: READY + "tracepoint:syscalls:sys_exit_read { @ = hist(args->ret); }",
@@ -245,6 +262,9 @@ def main():
                     Tracer(f"bpftrace {c.name}", [bpftrace, "-e", c.bt_over(target)], "ready",
                            expect=bt_exp, drain=printing),
                 ]
+                if mode in c.diag:
+                    what, argv, _ = c.diag[mode]
+                    tracers.append(Tracer(f"tracekit {c.name}, {what}", argv(target), "fd"))
                 log(f"overhead: {c.name}, events {mode}")
                 runs_out = []
 
@@ -345,6 +365,10 @@ def report(args, todo, start, over, delivered, million, notes, bt_version):
             ranges.append(f"{c.name} {side} {min(r.ready for r in rs):.3f}..{max(r.ready for r in rs):.3f} s, "
                           f"{min(r.rss for r in rs) / 1024:.1f}..{max(r.rss for r in rs) / 1024:.1f} MB")
     P("Ranges over the runs: " + "; ".join(ranges) + ".  ")
+    if any(c.tool == "trace" for c in todo):
+        P("trace's peak RSS is above funccount's: besides libbpf's parse of the kernel's BTF "
+          "(for CO-RE, in every tool) it parses one of its own to plan its probes "
+          "(btf__load_vmlinux_btf in tools/trace.c's main, kept until exit).  ")
     att = []
     for c in todo:
         r = start[c.name, "bpftrace"][0]
@@ -365,7 +389,7 @@ def report(args, todo, start, over, delivered, million, notes, bt_version):
     verdict_o = []
     for c in todo:
         for mode in ("dropped", c.passed):
-            (t_tk, t_bt), base = over[c.name, mode]
+            (t_tk, t_bt, *_), base = over[c.name, mode]
             o = [statistics.median(s[1] for s in t.samples) for t in (t_tk, t_bt)]
             rg = [f"{min(s[1] for s in t.samples):+.0f}..{max(s[1] for s in t.samples):+.0f}"
                   for t in (t_tk, t_bt)]
@@ -379,6 +403,13 @@ def report(args, todo, start, over, delivered, million, notes, bt_version):
                              f"({o[0]:+.0f} vs {o[1]:+.0f} ns/event"
                              + (f", {o[0] - o[1]:.0f} ns over" if o[0] > o[1] else "") + ")")
     P()
+    for c in todo:
+        for mode, (what, _, why) in c.diag.items():
+            ts, _ = over[c.name, mode]
+            o = [statistics.median(s[1] for s in t.samples) for t in ts]
+            P(f"Where tracekit's time goes, {c.name}, events {mode}: `{c.tool}` as above "
+              f"{o[0]:+.1f} ns/event, {what} {o[2]:+.1f}, bpftrace {o[1]:+.1f} (same rounds): "
+              f"{why}.\n")
     if million:
         P("### funccount at a million hits a second\n")
         P(f"`funccount -p LOOP t:syscalls:sys_enter_getppid` while the loop makes M getppid() "
