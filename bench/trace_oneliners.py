@@ -20,7 +20,8 @@ by a small static helper, reaped with wait4: ru_maxrss is the tool's, not
 Python's), RUNS runs, the two sides alternating in a rotating order;
 medians. tracekit is ready at the first line it writes, which it writes
 once attached (trace: its header; funccount, argdist: "Tracing... Hit
-Ctrl-C to end."). bpftrace 0.17 prints "Attaching N probes..." BEFORE it
+Ctrl-C to end."); one run of each side before them is not counted (a
+cold start). bpftrace 0.17 prints "Attaching N probes..." BEFORE it
 attaches them (checked on every run: its BPF link and perf event fds at
 that line, and at the ready line), and nothing once attached, so each
 bpftrace one-liner here starts with BEGIN { printf("ready\\n"); }, which
@@ -57,6 +58,7 @@ import argparse
 import ctypes
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -232,16 +234,19 @@ def main():
         loop = str(tmp / "loop")
         cpu = max(os.sched_getaffinity(0))
 
-        # (a), (b): start-up and peak RSS.
-        for rnd in range(args.runs):
+        # (a), (b): start-up and peak RSS, after one run of each not
+        # counted (the first start of a binary pays for a cold cache).
+        for rnd in range(-1, args.runs):
             for c in todo:
                 sides = [("tracekit", c.tk_start(sleeper.pid), "line"),
                          ("bpftrace", [bpftrace, "-e", c.bt_start(sleeper.pid)], "bpftrace")]
                 for side, argv, how in (sides if rnd % 2 == 0 else sides[::-1]):
-                    r = Run(argv, how, args.idle, helper).go()
-                    start.setdefault((c.name, side), []).append(r)
+                    r = Run(argv, how, args.idle if rnd >= 0 else 0, helper).go()
                     if r.error:
                         die(f"{c.name} {side} did not attach: {r.error}")
+                    if rnd < 0:
+                        continue
+                    start.setdefault((c.name, side), []).append(r)
                     log(f"start-up {rnd + 1}/{args.runs} {c.name} {side}: ready {r.ready:.3f} s "
                         f"on {r.line[:40]!r}"
                         + (f" ('Attaching' at {r.attaching:.3f} s with links+perf events "
@@ -329,12 +334,13 @@ def report(args, todo, start, over, delivered, million, notes, bt_version):
     P("| one-liner | tracekit | bpftrace |")
     P("|---|---|---|")
     for c in todo:
-        P(f"| {c.name} | `{' '.join(a if ' ' not in a else repr(a) for a in [c.tool] + c.tk_start('PID')[1:])}` "
+        P(f"| {c.name} | `{shlex.join([c.tool] + c.tk_start('PID')[1:])}` "
           f"| `{c.bt_start('PID')[len(READY):]}` |")
     for n in notes:
         P(f"\n{n}.")
     P()
-    P(f"### Start-up to attached and peak RSS ({args.runs} runs each)\n")
+    P(f"### Start-up to attached and peak RSS ({args.runs} runs each, after one uncounted "
+      "run of each)\n")
     P("Start-up: spawn to the first line the tool writes once attached (tracekit: trace's "
       "header, funccount's \"Tracing...\"; bpftrace: its BEGIN block's line, run once its "
       "probes are attached; it prints \"Attaching N probes...\" before attaching, "
@@ -351,8 +357,12 @@ def report(args, todo, start, over, delivered, million, notes, bt_version):
         m_tk, m_bt = (med(c.name, "tracekit", "rss", 1024), med(c.name, "bpftrace", "rss", 1024))
         P(f"| {c.name} | {s_tk:.3f} | {s_bt:.3f} | {a_bt:.3f} | {s_tk / s_bt:.2f} | "
           f"{m_tk:.1f} | {m_bt:.1f} | {m_tk / m_bt:.2f} |")
+        r_tk = [r.ready for r in start[c.name, "tracekit"]]
         verdict_s.append(f"{c.name} {'met' if s_tk / s_bt <= 1 / 3 else 'MISSED'} "
-                         f"({s_tk / s_bt:.2f}x: {s_tk * 1e3:.0f} vs {s_bt * 1e3:.0f} ms)")
+                         f"({s_tk / s_bt:.2f}x: {s_tk * 1e3:.0f} vs {s_bt * 1e3:.0f} ms"
+                         + (f"; {(s_tk - s_bt / 3) * 1e3:.1f} ms over a third of bpftrace's, "
+                            f"tracekit's runs {min(r_tk) * 1e3:.0f}..{max(r_tk) * 1e3:.0f} ms"
+                            if s_tk / s_bt > 1 / 3 else "") + ")")
         verdict_m.append(f"{c.name} {'met' if m_tk / m_bt <= 0.25 else 'MISSED'} "
                          f"({m_tk / m_bt:.2f}x: {m_tk:.1f} vs {m_bt:.1f} MB"
                          + (f"; {m_tk - m_bt / 4:.1f} MB over a quarter" if m_tk / m_bt > 0.25
