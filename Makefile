@@ -262,7 +262,8 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(OBJ)/*/*.d)
+# Two levels: libtrace/probe/ keeps its objects in a subdirectory.
+-include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d)
 
 # Keep generated skeletons and BPF objects between runs.
 .SECONDARY:
