@@ -271,19 +271,36 @@ static __always_inline u64 tk_plan_run(const volatile struct tk_plan_code *p, st
 
 /* Every fetch of p into sc (*faults: bit i, fetch i could not be
  * read), then its filter: whether the hit counts. */
-static __always_inline bool tk_plan_eval(void *ctx, int mode, const volatile struct tk_plan_code *p,
-					 struct tk_plan_scratch *sc, u32 *faults)
+static __always_inline void tk_plan_fetch_range(void *ctx, int mode,
+						 const volatile struct tk_plan_code *p,
+						 struct tk_plan_scratch *sc, u32 *faults,
+						 int from, int to)
 {
 	int i;
 
-	*faults = 0;
 	for (i = 0; i < TK_PLAN_FETCHES; i++) {
-		if (i >= p->nfetch)
+		if (i >= to)
 			break;
+		if (i < from)
+			continue;
 		if (!tk_plan_fetch(ctx, mode, p, &p->fetch[i], &sc->vals[i], sc->strs[i]))
 			*faults |= 1u << i;
 	}
-	return p->filter < 0 || tk_plan_run(p, sc, p->filter);
+}
+
+/* The filter's fetches, the filter, then (for an event that passes) the
+ * rest: an event the filter drops costs only what the filter reads
+ * (bench-trace: a filter on pid with a "%s" of a path cost 390 ns per
+ * dropped event when the string was read first). */
+static __always_inline bool tk_plan_eval(void *ctx, int mode, const volatile struct tk_plan_code *p,
+					 struct tk_plan_scratch *sc, u32 *faults)
+{
+	*faults = 0;
+	tk_plan_fetch_range(ctx, mode, p, sc, faults, 0, p->nfilter_fetch);
+	if (p->filter >= 0 && !tk_plan_run(p, sc, p->filter))
+		return false;
+	tk_plan_fetch_range(ctx, mode, p, sc, faults, p->nfilter_fetch, p->nfetch);
+	return true;
 }
 
 /* A value of the plan: src >= 0 is a fetch, else the program that

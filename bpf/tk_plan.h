@@ -100,6 +100,8 @@ struct tk_plan_code {
 	char str[TK_PLAN_STRS][TK_PLAN_STR_LEN];
 	int filter;                       /* start in insn; -1: none */
 	int nfetch;
+	int nfilter_fetch;                /* fetch[0..nfilter_fetch): what the
+					   * filter reads (struct tk_plan) */
 	int nargs;                        /* fexit: the return value's index */
 };
 

@@ -871,6 +871,7 @@ int tk_plan_build(const struct tk_plan_ctx *ctx, const struct tk_probe_spec *spe
 			return -EINVAL;
 		plan->filter = e;
 	}
+	plan->nfilter_fetch = plan->nfetch;
 	for (int i = 0; i < spec->nargs; i++) {
 		if (plan_value(&p, &spec->conv[i], spec->args[i], &plan->value[i]))
 			return -EINVAL;
@@ -887,6 +888,7 @@ void tk_plan_to_code(const struct tk_plan *pl, int nargs, struct tk_plan_code *c
 	memcpy(c->str, pl->str, sizeof(c->str));
 	c->filter = pl->filter;
 	c->nfetch = pl->nfetch;
+	c->nfilter_fetch = pl->nfilter_fetch;
 	c->nargs = nargs;
 }
 

@@ -63,6 +63,9 @@ struct tk_plan {
 	char str[TK_PLAN_STRS][TK_PLAN_STR_LEN];
 	int nstr;
 	int filter;  /* start of the filter's program; -1: none */
+	int nfilter_fetch;  /* fetch[0..nfilter_fetch) are the filter's: the
+			     * filter is compiled first, so BPF reads only
+			     * those before it runs, the rest for what passes */
 	struct tk_plan_value value[TK_PROBE_MAX_ARGS];
 	int nvalues;
 };

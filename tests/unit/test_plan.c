@@ -190,6 +190,15 @@ static void test_tracepoint_fields_and_a_symbol_filter(void **state)
 	assert_int_equal(pr.plan.value[1].kind, TK_PV_INT);
 	assert_true(pr.plan.value[1].is_signed);
 	assert_int_equal(pr.plan.nfetch, 2);
+	/* BPF reads only the filter's fetch before the filter runs. */
+	assert_int_equal(pr.plan.nfilter_fetch, 1);
+	tk_probe_spec_free(&pr.spec);
+
+	/* Without a filter, nothing is the filter's. */
+	plan_ok(&pr, "t:timer:hrtimer_expire_entry \"%s\", function", TK_PROBE_TRACEPOINT,
+		hrtimer_fields, 3, NULL);
+	assert_int_equal(pr.plan.nfetch, 1);
+	assert_int_equal(pr.plan.nfilter_fetch, 0);
 	tk_probe_spec_free(&pr.spec);
 
 	/* Through the record's pointer into the kernel's struct. */
