@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "filter.h"
+#include "kbtf.h"
 #include "funcmatch.h"
 #include "multiattach.h"
 #include "perfevent.h"
@@ -970,6 +971,7 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 
 	check_btf_file();
 	parse_forced();
+	tk_kernel_btf_release();  /* libbpf parses its own */
 	for (attempt = 0; attempt < MAX_FAMILIES * MAX_RANKS + 1; attempt++) {
 		void *skel = ops->open(&open_opts);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "kbtf.h"
 #include "opts.h"
 
 static const char *tool_name = "tracekit";
@@ -297,18 +298,13 @@ bool tk_tracepoint_exists(const char *category, const char *name)
  * typedef, which tp_btf attaches by)? */
 static bool tracepoint_in_btf(const char *name)
 {
+	const struct btf *btf = tk_kernel_btf();
 	char tname[256];
-	struct btf *btf;
-	bool found;
 
-	btf = tk_opts.btf_path ? btf__parse(tk_opts.btf_path, NULL)
-			       : btf__load_vmlinux_btf();
 	if (!btf)
 		return false;
 	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
-	found = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
+	return btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) > 0;
 }
 
 enum tk_tp_lookup tk_tracepoint_lookup(const char *category, const char *name)

@@ -9,6 +9,7 @@
 #include "filter.h"
 #include "hist.h"
 #include "json.h"
+#include "kbtf.h"
 #include "mapread.h"
 #include "names.h"
 #include "opts.h"

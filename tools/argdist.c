@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 
 #include "argdist.h"
 #include "argdist.skel.h"
@@ -36,7 +35,6 @@ static struct {
 	long max_keys;
 } env = { .max_keys = 10240 };
 
-static struct btf *kbtf;
 static struct tk_syms *syms;
 
 enum { K_MAX_KEYS = 0x100 };
@@ -181,7 +179,7 @@ static void resolve(struct spec *s)
 	for (int i = 0; i < s->split.nexprs; i++)
 		snprintf(s->expr[i], sizeof(s->expr[i]), "%.*s", s->split.end[i] - s->split.start[i],
 			 s->site.text + s->split.start[i]);
-	tk_probe_site_resolve(&s->site, kbtf, "argdist", "argdist", slot);
+	tk_probe_site_resolve(&s->site, "argdist", "argdist", slot);
 	for (int i = 0; i < s->site.plan.nvalues; i++) {
 		const struct tk_plan_value *v = &s->site.plan.value[i];
 		int pos = i < s->split.nexprs ? s->split.start[i] : 0;
@@ -545,7 +543,6 @@ int main(int argc, char **argv)
 	struct argdist_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
-	kbtf = btf__load_vmlinux_btf();
 	for (int i = 0; i < nspecs; i++)
 		resolve(&specs[i]);
 	tk_init();
@@ -555,7 +552,6 @@ int main(int argc, char **argv)
 	tk_losses_report(skel->obj);
 	argdist_bpf__destroy(skel);
 	tk_syms_free(syms);
-	btf__free(kbtf);
 	free(last);
 	return tk_exit_status();
 }

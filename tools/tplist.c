@@ -346,10 +346,10 @@ static void kernel_functions(struct tk_func_pattern *pat)
 	bool have_filter;
 	size_t n = 0, n_btf, i;
 	struct btf_dump *d;
-	struct btf *btf;
+	const struct btf *btf;
 	int id, last;
 
-	btf = tk_opts.btf_path ? btf__parse(tk_opts.btf_path, NULL) : btf__load_vmlinux_btf();
+	btf = tk_kernel_btf();
 	if (!btf)
 		tk_fail("cannot load kernel BTF%s%s: %s (use --btf FILE)",
 			tk_opts.btf_path ? " from " : "",
@@ -433,7 +433,7 @@ static void kernel_functions(struct tk_func_pattern *pat)
 		free(v[i].name);
 	free(v);
 	btf_dump__free(d);
-	btf__free(btf);
+	tk_kernel_btf_release();
 }
 
 /* ---- a binary's functions and USDT probes ---- */

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 
 #include "closest.h"
 #include "funcmatch.h"
@@ -38,7 +37,6 @@ static struct {
 	long max_events, printed;
 } env;
 
-static struct btf *kbtf;
 static struct tk_syms *syms;
 static int stacks_fd = -1;
 
@@ -143,7 +141,7 @@ static void resolve(struct probe *p)
 
 	if (tk_probe_parse(p->site.text, &p->site.spec, &err))
 		tk_probe_site_error(&p->site, "trace", &err);
-	tk_probe_site_resolve(&p->site, kbtf, "trace", "trace", (int)(p - probes));
+	tk_probe_site_resolve(&p->site, "trace", "trace", (int)(p - probes));
 	layout(p);
 }
 /* --- Loading ------------------------------------------------------------- */
@@ -432,7 +430,6 @@ int main(int argc, char **argv)
 	struct trace_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
-	kbtf = btf__load_vmlinux_btf();
 	for (int i = 0; i < nprobes; i++)
 		resolve(&probes[i]);
 	tk_init();
@@ -457,6 +454,5 @@ int main(int argc, char **argv)
 	tk_losses_report(skel->obj);
 	trace_bpf__destroy(skel);
 	tk_syms_free(syms);
-	btf__free(kbtf);
 	return tk_exit_status();
 }

@@ -46,6 +46,16 @@ struct planner {
 	struct tk_perr *err;
 };
 
+/* The kernel's BTF: the context's, else loaded now (a probe of plain
+ * fields and builtins never gets here). */
+static const struct btf *plan_btf(const struct planner *p)
+{
+	if (p->ctx->btf)
+		return p->ctx->btf;
+	return p->ctx->load_btf ? p->ctx->load_btf() : NULL;
+}
+
+
 static int fail(struct planner *p, int pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -82,7 +92,7 @@ static const struct btf_type *skip_mods(const struct btf *btf, int *id)
 
 static int ty_of_btf(struct planner *p, int id, struct ty *out, int pos)
 {
-	const struct btf *btf = p->ctx->btf;
+	const struct btf *btf = plan_btf(p);
 	const struct btf_type *t = skip_mods(btf, &id);
 
 	memset(out, 0, sizeof(*out));
@@ -180,7 +190,7 @@ static void member_names(const struct btf *btf, int sid, struct tk_closest *c)
 static int member_path(struct planner *p, int sid, const char *path, int pos, long *off, int *tid)
 {
 	char part[128];
-	const struct btf *btf = p->ctx->btf;
+	const struct btf *btf = plan_btf(p);
 
 	*off = 0;
 	*tid = sid;
@@ -272,7 +282,7 @@ static bool plain_int(const char *name, int *size, bool *sgn)
 /* A type written in a cast or a tracepoint's format file. */
 static int ty_of_name(struct planner *p, const char *name, int ptrs, struct ty *out, int pos)
 {
-	const struct btf *btf = p->ctx->btf;
+	const struct btf *btf;
 	int size, id = 0;
 	bool sgn;
 
@@ -296,7 +306,7 @@ static int ty_of_name(struct planner *p, const char *name, int ptrs, struct ty *
 		}
 		return 0;
 	}
-	if (!btf)
+	if (!(btf = plan_btf(p)))
 		return fail(p, pos, "type '%s' needs the kernel's BTF, which is not available", name);
 	if (!strncmp(name, "struct ", 7))
 		id = btf__find_by_name_kind(btf, name + 7, BTF_KIND_STRUCT);
@@ -407,11 +417,11 @@ static int base_field(struct planner *p, struct chain *c, const struct tk_plan_f
 
 static const struct btf_param *func_params(const struct planner *p, int *n, int *ret)
 {
-	const struct btf *btf = p->ctx->btf;
+	const struct btf *btf;
 	const struct btf_type *fn, *proto;
 
 	*n = 0;
-	if (!btf || p->ctx->func_id <= 0 || !(fn = btf__type_by_id(btf, (__u32)p->ctx->func_id)) ||
+	if (p->ctx->func_id <= 0 || !(btf = plan_btf(p)) || !(fn = btf__type_by_id(btf, (__u32)p->ctx->func_id)) ||
 	    !(proto = btf__type_by_id(btf, fn->type)) || !btf_is_func_proto(proto))
 		return NULL;
 	*n = btf_vlen(proto);
@@ -479,7 +489,7 @@ static int base_name(struct planner *p, struct chain *c, const struct tk_px *x)
 			return base_field(p, c, &p->ctx->fields[i], x->pos);
 	params = func_params(p, &nparams, &ret);
 	for (int i = 0; params && i < nparams; i++)
-		if (!strcmp(btf__name_by_offset(p->ctx->btf, params[i].name_off), x->name)) {
+		if (!strcmp(btf__name_by_offset(plan_btf(p), params[i].name_off), x->name)) {
 			c->f.base = TK_FB_ARG;
 			c->f.arg = (unsigned char)(i + 1);
 			return ty_of_btf(p, (int)params[i].type, &c->t, x->pos);
@@ -502,7 +512,7 @@ static int unknown_name(struct planner *p, const struct tk_px *x)
 		tk_closest_add(&c, p->ctx->fields[i].name);
 	params = func_params(p, &nparams, &ret);
 	for (int i = 0; params && i < nparams; i++)
-		tk_closest_add(&c, btf__name_by_offset(p->ctx->btf, params[i].name_off));
+		tk_closest_add(&c, btf__name_by_offset(plan_btf(p), params[i].name_off));
 	for (size_t i = 0; i < sizeof(builtins) / sizeof(*builtins); i++)
 		tk_closest_add(&c, builtins[i]);
 	return fail(p, x->pos, "'%s' is not %s of %s, a builtin or a kernel symbol%s", x->name,
@@ -624,12 +634,13 @@ static bool char_pointer(const struct planner *p, const struct ty *t)
 {
 	int id = t->id;
 	const struct btf_type *bt;
+	const struct btf *btf;
 
 	if (t->k != TY_PTR)
 		return false;
 	if (!id)
 		return t->psize == 1;
-	bt = p->ctx->btf ? skip_mods(p->ctx->btf, &id) : NULL;
+	bt = (btf = plan_btf(p)) ? skip_mods(btf, &id) : NULL;
 	return bt && btf_is_int(bt) && bt->size == 1;
 }
 

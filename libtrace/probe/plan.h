@@ -30,7 +30,10 @@ struct tk_plan_ctx {
 	enum tk_probe_kind kind;
 	const char *what;                      /* "timer:hrtimer_expire_entry",
 						* "vfs_read": for messages */
-	const struct btf *btf;                 /* kernel BTF; NULL: none */
+	const struct btf *btf;                 /* kernel BTF; NULL: load_btf's */
+	const struct btf *(*load_btf)(void);   /* the BTF, on first need (a
+						* probe of plain fields needs
+						* none); NULL: no BTF */
 	const struct tk_plan_field *fields;    /* a tracepoint's */
 	int nfields;
 	int func_id;                           /* BTF FUNC of k:/kr:, or 0 */

@@ -7,6 +7,7 @@
 
 #include "closest.h"
 #include "funcmatch.h"
+#include "kbtf.h"
 #include "probe/site.h"
 #include "tracekit.h"
 #include "usdt.h"
@@ -72,9 +73,9 @@ static void resolve_tracepoint(struct tk_probe_site *p, const char *prefix, int 
 	tk_set_target_tp(p->family, cat, ev);
 }
 
-static void resolve_kernel(struct tk_probe_site *p, const struct btf *btf, const char *prefix,
-			   int slot)
+static void resolve_kernel(struct tk_probe_site *p, const char *prefix, int slot)
 {
+	const struct btf *btf = tk_kernel_btf();
 	char near[200];
 	int id = btf ? btf__find_by_name_kind(btf, p->spec.name, BTF_KIND_FUNC) : -1;
 
@@ -153,10 +154,10 @@ static void resolve_usdt(struct tk_probe_site *p, const char *prefix, int slot)
 	tk_set_target_usdt(p->family, p->binary, p->spec.provider, p->spec.name, pid ? pid : -1);
 }
 
-void tk_probe_site_resolve(struct tk_probe_site *p, const struct btf *btf, const char *tool,
-			   const char *prefix, int slot)
+void tk_probe_site_resolve(struct tk_probe_site *p, const char *tool, const char *prefix,
+			   int slot)
 {
-	struct tk_plan_ctx ctx = { .btf = btf, .ksym = ksym_addr };
+	struct tk_plan_ctx ctx = { .load_btf = tk_kernel_btf, .ksym = ksym_addr };
 	char what[256];
 	struct tk_perr err;
 
@@ -166,7 +167,7 @@ void tk_probe_site_resolve(struct tk_probe_site *p, const struct btf *btf, const
 		break;
 	case TK_PROBE_KPROBE:
 	case TK_PROBE_KRETPROBE:
-		resolve_kernel(p, btf, prefix, slot);
+		resolve_kernel(p, prefix, slot);
 		break;
 	case TK_PROBE_UPROBE:
 	case TK_PROBE_URETPROBE:

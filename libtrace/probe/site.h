@@ -33,10 +33,11 @@ struct tk_probe_site {
 };
 
 /* Resolves site (its spec parsed) as slot of the tool's programs named
- * prefix ("trace": trace_t0, trace_kr1, ...), then plans it against btf
- * (NULL: none). tool prefixes error messages. */
-void tk_probe_site_resolve(struct tk_probe_site *site, const struct btf *btf, const char *tool,
-			   const char *prefix, int slot);
+ * prefix ("trace": trace_t0, trace_kr1, ...), then plans it against the
+ * kernel's BTF (tk_kernel_btf, parsed only if the probe needs it). tool
+ * prefixes error messages. */
+void tk_probe_site_resolve(struct tk_probe_site *site, const char *tool, const char *prefix,
+			   int slot);
 
 /* Prints a parse or plan error of site as the tools do, and exits 2. */
 void tk_probe_site_error(const struct tk_probe_site *site, const char *tool,
