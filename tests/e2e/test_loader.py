@@ -44,6 +44,21 @@ def test_verbose_names_each_probe_and_its_method():
         for p in ("sched_wakeup", "sched_wakeup_new", "sched_switch")]
 
 
+@pytest.mark.kernel
+def test_syscalls_tracepoint_attaches_as_a_classic_one_at_once():
+    """syscalls:sys_enter_NAME is a trace event made from raw_syscalls'
+    tracepoint, not a tracepoint of its own: the loader does not try
+    tp_btf and raw_tp on it first (each was a failed load), while a real
+    tracepoint keeps its chain."""
+    r = run("funccount", "-v", "-d", "0.01", "t:syscalls:sys_enter_getpid")
+    assert r.returncode == 0, r.stderr
+    probes = [l for l in r.stderr.splitlines() if l.startswith("funccount: probe ")]
+    assert probes == ["funccount: probe probe: tp syscalls/sys_enter_getpid"], r.stderr
+    r = run("funccount", "-v", "-d", "0.01", "t:sched:sched_process_free")
+    assert r.returncode == 0, r.stderr
+    assert "funccount: probe probe: tp_btf sched/sched_process_free" in r.stderr.splitlines()
+
+
 @pytest.mark.parametrize("method", ["tp_btf", "raw_tp", "tp"])
 @pytest.mark.parametrize("tool, last", [("syscount", "tp"), ("runqlat", "raw_tp")])
 @pytest.mark.kernel
