@@ -5,6 +5,7 @@
  * generic BPF programs (bpf/argdist.bpf.c). */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,10 +213,28 @@ static void to_bpf(const struct spec *s, volatile struct argdist_plan *b)
 	memcpy((void *)b, &t, sizeof(t));
 }
 
+/* The bytes of struct argdist_key the specifiers use: BPF zeroes the
+ * rest, the kernel hashes only these. */
+static size_t key_size(void)
+{
+	size_t data = 8;  /* -H's bucket; "total calls" */
+
+	for (int i = 0; i < nspecs; i++)
+		for (int v = 0; v < specs[i].site.plan.nvalues; v++) {
+			size_t end = specs[i].off[v] +
+				     (specs[i].site.plan.value[v].kind == TK_PV_STR ? TK_PLAN_STR_LEN : 8);
+
+			if (end > data)
+				data = end;
+		}
+	return offsetof(struct argdist_key, data) + data;
+}
+
 static int configure(void *sk, void *ctx)
 {
 	const struct tk_probe_site *sites[ARGDIST_SLOTS];
 	struct argdist_bpf *skel = sk;
+	int e;
 
 	(void)ctx;
 	for (int i = 0; i < nspecs; i++) {
@@ -223,6 +242,8 @@ static int configure(void *sk, void *ctx)
 		sites[i] = &specs[i].site;
 	}
 	tk_probe_sites_only(skel->obj, "argdist", ARGDIST_SLOTS, sites, nspecs);
+	if ((e = bpf_map__set_key_size(skel->maps.counts, (__u32)key_size())))
+		return e;
 	return bpf_map__set_max_entries(skel->maps.counts, (__u32)env.max_keys);
 }
 
@@ -254,6 +275,8 @@ static struct entry *read_counts(int fd, size_t *np)
 	struct entry *v = NULL;
 	size_t n = 0, cap = 0;
 
+	/* The kernel writes the map's key_size bytes: the rest stays 0. */
+	memset(&next, 0, sizeof(next));
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		unsigned long long c;
 
