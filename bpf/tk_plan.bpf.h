@@ -297,8 +297,17 @@ static __always_inline bool tk_plan_eval(void *ctx, int mode, const volatile str
 {
 	*faults = 0;
 	tk_plan_fetch_range(ctx, mode, p, sc, faults, 0, p->nfilter_fetch);
-	if (p->filter >= 0 && !tk_plan_run(p, sc, p->filter))
+	if (p->quick.op) {
+		u64 a = sc->vals[p->quick.fetch & (TK_PLAN_FETCHES - 1)];
+
+		if (p->quick.cast)
+			a = tk_plan_extend(a, p->quick.cast, p->quick.flags & (TK_IF_SIGNED << 4));
+		if (!tk_plan_binop(p->quick.op, a, (u64)p->quick.imm,
+				   p->quick.flags & TK_IF_SIGNED))
+			return false;
+	} else if (p->filter >= 0 && !tk_plan_run(p, sc, p->filter)) {
 		return false;
+	}
 	tk_plan_fetch_range(ctx, mode, p, sc, faults, p->nfilter_fetch, p->nfetch);
 	return true;
 }

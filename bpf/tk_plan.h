@@ -103,6 +103,19 @@ struct tk_plan_code {
 	int nfilter_fetch;                /* fetch[0..nfilter_fetch): what the
 					   * filter reads (struct tk_plan) */
 	int nargs;                        /* fexit: the return value's index */
+	/* A filter that is one comparison of a fetch with a constant
+	 * (pid == 42, ret < 0): BPF makes it without the bytecode loop
+	 * (tk_plan_to_code finds it; bench-trace: the loop cost a dropped
+	 * event more than bpftrace's compiled filter). */
+	struct tk_quick_filter {
+		unsigned char op;         /* TK_I_EQ..TK_I_GE; 0: none */
+		unsigned char fetch;
+		unsigned char cast;       /* a CAST's size first, or 0 */
+		unsigned char flags;      /* the CAST's TK_IF_SIGNED << 4, the
+					   * comparison's TK_IF_SIGNED */
+		unsigned int pad;
+		long long imm;
+	} quick;
 };
 
 #endif

@@ -803,6 +803,12 @@ static int compile(struct planner *p, const struct tk_px *x, struct ty *t)
 	case TK_PX_STR:
 		return fail(p, x->pos, "a string compares with == or != only");
 	case TK_PX_UNARY:
+		if (x->op == TK_OP_NEG && x->kid[0]->kind == TK_PX_INT) {
+			/* -3 is a constant (a filter ret < -3 stays one
+			 * comparison: BPF's quick filter) */
+			*t = (struct ty){ .k = TY_INT, .size = 8, .sgn = true };
+			return emit(p, TK_I_CONST, 0, 0, 0, (long long)(0 - x->kid[0]->ival), x->pos);
+		}
 		if ((e = compile(p, x->kid[0], t)))
 			return e;
 		if (x->op == TK_OP_NOT)
@@ -891,6 +897,31 @@ int tk_plan_build(const struct tk_plan_ctx *ctx, const struct tk_probe_spec *spe
 	return 0;
 }
 
+/* FETCH a [CAST n] CONST k CMP END: the whole filter is one comparison. */
+static void quick_filter(const struct tk_plan *pl, struct tk_quick_filter *q)
+{
+	const struct tk_insn *in;
+	int f = pl->filter, cast = 0;
+
+	memset(q, 0, sizeof(*q));
+	if (f < 0 || f + 4 >= TK_PLAN_INSNS)
+		return;
+	in = &pl->insn[f];
+	if (in[0].op != TK_I_FETCH)
+		return;
+	if (in[1].op == TK_I_CAST)
+		cast = 1;
+	if (in[1 + cast].op != TK_I_CONST || in[2 + cast].op < TK_I_EQ ||
+	    in[2 + cast].op > TK_I_GE || in[3 + cast].op != TK_I_END)
+		return;
+	q->op = in[2 + cast].op;
+	q->fetch = in[0].a;
+	q->cast = cast ? in[1].a : 0;
+	q->flags = (unsigned char)((cast ? (in[1].flags & TK_IF_SIGNED) << 4 : 0) |
+				   (in[2 + cast].flags & TK_IF_SIGNED));
+	q->imm = in[1 + cast].imm;
+}
+
 void tk_plan_to_code(const struct tk_plan *pl, int nargs, struct tk_plan_code *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -900,6 +931,7 @@ void tk_plan_to_code(const struct tk_plan *pl, int nargs, struct tk_plan_code *c
 	c->filter = pl->filter;
 	c->nfetch = pl->nfetch;
 	c->nfilter_fetch = pl->nfilter_fetch;
+	quick_filter(pl, &c->quick);
 	c->nargs = nargs;
 }
 

@@ -162,6 +162,48 @@ static void test_container_of_reaches_the_task(void **state)
 	tk_probe_spec_free(&pr.spec);
 }
 
+/* A filter of one comparison of a fetch with a constant is BPF's quick
+ * filter (no bytecode loop): the field's cast and the comparison's
+ * signedness with it; any other filter is not. */
+static void test_one_comparison_is_a_quick_filter(void **state)
+{
+	struct tk_plan_code c;
+	struct probe pr;
+
+	(void)state;
+	plan_ok(&pr, "t:sched:sched_process_exec (pid < -3)", TK_PROBE_TRACEPOINT, exec_fields, 3,
+		"sched:sched_process_exec");
+	tk_plan_to_code(&pr.plan, 0, &c);
+	assert_int_equal(c.quick.op, TK_I_LT);
+	assert_int_equal(c.quick.fetch, pr.plan.insn[pr.plan.filter].a);
+	assert_int_equal(c.quick.cast, 4);
+	assert_int_equal(c.quick.flags, TK_IF_SIGNED << 4 | TK_IF_SIGNED);
+	assert_int_equal(c.quick.imm, -3);
+	tk_probe_spec_free(&pr.spec);
+
+	plan_ok(&pr, "t:timer:hrtimer_expire_entry (function != hrtimer_wakeup)",
+		TK_PROBE_TRACEPOINT, hrtimer_fields, 3, NULL);
+	tk_plan_to_code(&pr.plan, 0, &c);
+	assert_int_equal(c.quick.op, TK_I_NE);
+	assert_int_equal(c.quick.cast, 0);
+	assert_true((unsigned long long)c.quick.imm == 0xffffffff81234560ULL);
+	tk_probe_spec_free(&pr.spec);
+
+	static const char *const slow[] = {
+		"t:sched:sched_process_exec (pid + 1 == 3)",
+		"t:sched:sched_process_exec (pid == 3 && pid != 4)",
+		"t:sched:sched_process_exec (3 == pid)",
+		"t:sched:sched_process_exec (comm == \"sh\")",
+		"t:sched:sched_process_exec",
+	};
+	for (size_t i = 0; i < sizeof(slow) / sizeof(*slow); i++) {
+		plan_ok(&pr, slow[i], TK_PROBE_TRACEPOINT, exec_fields, 3, "sched:sched_process_exec");
+		tk_plan_to_code(&pr.plan, 0, &c);
+		assert_int_equal(c.quick.op, 0);
+		tk_probe_spec_free(&pr.spec);
+	}
+}
+
 static void test_tracepoint_fields_and_a_symbol_filter(void **state)
 {
 	struct probe pr;
@@ -385,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_member_chain_to_a_file_name),
 		cmocka_unit_test(test_container_of_reaches_the_task),
 		cmocka_unit_test(test_tracepoint_fields_and_a_symbol_filter),
+		cmocka_unit_test(test_one_comparison_is_a_quick_filter),
 		cmocka_unit_test(test_strings_compare_and_print),
 		cmocka_unit_test(test_values_of_any_kind),
 		cmocka_unit_test(test_arithmetic_is_bytecode),
