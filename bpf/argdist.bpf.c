@@ -44,12 +44,17 @@ static __always_inline int handle(void *ctx, u32 slot, int mode)
 {
 	const volatile struct argdist_plan *p = &argdist_plans[slot];
 	u32 zero = 0, faults;
-	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	struct scratch *sc;
 	struct argdist_key *k;
 	u64 init = 0, *n, v = 0;
 	int i;
 
-	if (!sc || !tk_task_wanted())
+	/* Nothing is looked up for an event the task filter or a quick
+	 * filter drops. */
+	if (!tk_task_wanted() || !tk_plan_quick_pass(ctx, mode, &p->code))
+		return 0;
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
 		return 0;
 	if (!tk_plan_eval(ctx, mode, &p->code, &sc->plan, &faults))
 		return 0;
