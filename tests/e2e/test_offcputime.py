@@ -296,9 +296,11 @@ def vfork_lines(lines):
     nor preempted on the way (seen under TCG: on the way back to user
     space, ...;syscall_exit_to_user_mode;exit_to_user_mode_prepare;schedule,
     and in the kernel, ...;__cond_resched;preempt_schedule_common;
-    __schedule, or on 6.12 ...;__cond_resched;__schedule: rightly
-    counted, but not a wait for the child)."""
-    preempted = ("exit_to_user_mode", "irqentry_exit", "preempt_schedule", "__cond_resched")
+    __schedule, on 6.12 ...;__cond_resched;__schedule, on 5.10
+    ...;__kmalloc;slab_pre_alloc_hook.constprop.0;_cond_resched;__schedule
+    in copy_process: rightly counted, but not a wait for the child)."""
+    # "_cond_resched" is 5.10's name and a part of __cond_resched.
+    preempted = ("exit_to_user_mode", "irqentry_exit", "preempt_schedule", "_cond_resched")
     found = []
     for f, c in lines:
         rest = split_at(f, ["main", "wait_vfork"])
