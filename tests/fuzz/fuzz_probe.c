@@ -57,6 +57,22 @@ static void check_error(const char *text, const struct tk_perr *err)
 	}
 }
 
+/* A parse's result: its expressions print and parse back alike, or its
+ * error has a place and a message. The spec is freed either way. */
+static void check_spec(int rc, const char *text, struct tk_probe_spec *spec,
+		       const struct tk_perr *err)
+{
+	if (!rc) {
+		if (spec->filter)
+			round_trip(spec->filter);
+		for (int i = 0; i < spec->nargs; i++)
+			round_trip(spec->args[i]);
+	} else {
+		check_error(text, err);
+	}
+	tk_probe_spec_free(spec);
+}
+
 static void argspec(const char *text)
 {
 	struct tk_argspec_split sp;
@@ -75,15 +91,7 @@ static void argspec(const char *text)
 	} else {
 		check_error(text, &err);
 	}
-	if (!tk_argspec_parse(text, &spec, &err)) {
-		if (spec.filter)
-			round_trip(spec.filter);
-		for (int i = 0; i < spec.nargs; i++)
-			round_trip(spec.args[i]);
-	} else {
-		check_error(text, &err);
-	}
-	tk_probe_spec_free(&spec);
+	check_spec(tk_argspec_parse(text, &spec, &err), text, &spec, &err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,15 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = 0;
-	if (!tk_probe_parse(text, &spec, &err)) {
-		if (spec.filter)
-			round_trip(spec.filter);
-		for (int i = 0; i < spec.nargs; i++)
-			round_trip(spec.args[i]);
-	} else {
-		check_error(text, &err);
-	}
-	tk_probe_spec_free(&spec);
+	check_spec(tk_probe_parse(text, &spec, &err), text, &spec, &err);
 	argspec(text);
 	if ((x = tk_px_parse(text, &err))) {
 		round_trip(x);
