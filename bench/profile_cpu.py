@@ -63,7 +63,8 @@ def build(d, nfuncs):
                     f" {{ for (int i = 0; i < 2000; i++) *x += i; }}\n")
         f.write(f"fn *table[{nfuncs}] = {{\n")
         f.write(",\n".join(f"sym_{i:05d}" for i in range(nfuncs)))
-        f.write("\n};\nint main(void) { volatile unsigned long x = 0;\n"
+        # x is global: its sum is the work done (bench/unwind_cpu.py reads it).
+        f.write("\n};\nvolatile unsigned long x;\nint main(void) {\n"
                 f"for (;;) for (int i = 0; i < {nfuncs}; i++) table[i](&x); }}\n")
     many = d / "stk-manysyms"
     subprocess.run(["cc", *CFLAGS, "-o", str(many), str(src)], check=True)
@@ -100,13 +101,17 @@ class Window:
         return {k: self.end[k] - self.start[k] for k in self.start}
 
 
-def run_tool(argv, ready, window, env=None, pass_fds=()):
+def run_tool(argv, ready, window, env=None, pass_fds=(), ok_codes=(0,)):
     """Run a tool to its end; ready(proc) returns once it has attached.
     Returns (stdout, stderr, cpu seconds at attach, total cpu seconds,
-    wall seconds)."""
+    wall seconds). window.proc is the tool's process while it runs (a
+    window that reads the tool's BPF programs' statistics needs its pid).
+    ok_codes: the exit codes that are success (perf record dies of the
+    SIGINT it was sent: -2)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env, pass_fds=pass_fds)
+    window.proc = proc
     try:
         ready(proc)
         window.start, window.end = window.snap(), None
@@ -138,12 +143,12 @@ def run_tool(argv, ready, window, env=None, pass_fds=()):
     out_f.seek(0)
     err_f.seek(0)
     out, err = out_f.read().decode(errors="replace"), err_f.read().decode(errors="replace")
-    if proc.returncode != 0:
+    if proc.returncode not in ok_codes:
         sys.exit(f"{argv[0]} failed (rc={proc.returncode}): {err}")
     return out, err, at_ready, ru.ru_utime + ru.ru_stime, wall
 
 
-def tracekit(binary, hz, window):
+def tracekit(binary, hz, window, extra=()):
     rfd, wfd = os.pipe()
     env = dict(os.environ, TRACEKIT_READY_FD=str(wfd))
 
@@ -151,7 +156,7 @@ def tracekit(binary, hz, window):
         os.close(wfd)
         assert os.read(rfd, 16) == b"ready\n", "profile did not attach"
         os.close(rfd)
-    argv = [str(binary), "-f", "-F", str(hz)]
+    argv = [str(binary), "-f", "-F", str(hz), *extra]
     out, err, at_ready, total, wall = run_tool(argv, ready, window, env, pass_fds=(wfd,))
     # What it reports lost: "profile: N stacks lost to ...", and the like.
     lost = sum(int(m[1]) for m in re.finditer(r"^profile: (\d+) (?:stacks|samples)", err, re.M))

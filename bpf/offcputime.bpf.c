@@ -76,6 +76,10 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	} else if (prev_wanted(prev, st)) {
 		tk_stack_key_fill(ctx, &s.key, 0);
 		s.key.pid = (u32)tk_pid_tgid();   /* shown: the tool's namespace's */
+		/* The stack copy (--unwind) is of the task blocking now: at
+		 * its switch back in another task is current. Only a key not
+		 * seen before copies: the key holds the thread's sp. */
+		s.snapped = tk_stack_snap_keep(&s.key);
 		s.ts = now;
 		err = bpf_map_update_elem(&start, &tid, &s, BPF_NOEXIST);
 		if (err == -17 /* EEXIST */) {
@@ -93,7 +97,12 @@ next:
 		return 0;
 	delta = (now - sp->ts) / 1000;
 	if (now > sp->ts && delta >= min_block_us && delta <= max_block_us)
-		tk_stack_add(ctx, &sp->key, delta, next);
+		tk_stack_add(ctx, &sp->key, delta, next, false);
+	else if (sp->snapped)
+		/* A copy kept for a block not counted (-m, -M): no count
+		 * will need it (another block of the key would have found
+		 * it kept, and its thread is this one). */
+		bpf_map_delete_elem(&tk_stack_snaps, &sp->key);
 	bpf_map_delete_elem(&start, &tid);
 	return 0;
 }

@@ -15,6 +15,10 @@
 struct offcpu_start {
 	unsigned long long ts;       /* ns, bpf_ktime_get_ns */
 	struct tk_stack_key key;
+	unsigned int snapped;        /* --unwind: this block kept key's stack
+				      * copy in tk_stack_snaps (a key not
+				      * seen before) */
+	unsigned int pad_;
 };
 
 #endif

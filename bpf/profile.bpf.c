@@ -23,7 +23,7 @@ int profile_perf_event(struct bpf_perf_event_data *ctx)
 	if (!include_idle && !bpf_get_current_pid_tgid())
 		return 0;
 	tk_stack_key_fill(ctx, &key, 0);
-	tk_stack_add(ctx, &key, 1, (struct task_struct *)bpf_get_current_task());
+	tk_stack_add(ctx, &key, 1, (struct task_struct *)bpf_get_current_task(), true);
 	return 0;
 }
 

@@ -31,7 +31,7 @@ static __always_inline int count(void *ctx)
 	if (!tk_task_wanted())
 		return 0;
 	tk_stack_key_fill(ctx, &key, 0);
-	tk_stack_add(ctx, &key, 1, (struct task_struct *)bpf_get_current_task());
+	tk_stack_add(ctx, &key, 1, (struct task_struct *)bpf_get_current_task(), true);
 	return 0;
 }
 

@@ -4,7 +4,11 @@
  *
  *   struct tk_stack_key key = {};
  *   tk_stack_key_fill(ctx, &key, 0);
- *   tk_stack_add(ctx, &key, weight);
+ *   tk_stack_add(ctx, &key, weight, task, true);
+ *
+ * With --unwind auto|cfi (tk_stack_snap > 0) the key holds the user
+ * registers, and the first event of each key copies the top of the user
+ * stack into tk_stack_snaps, for libtrace/unwind.c.
  */
 #ifndef TK_STACK_BPF_H
 #define TK_STACK_BPF_H
@@ -14,6 +18,8 @@
 #include "tk_stack.h"
 
 const volatile int tk_stack_mode = TK_STACK_USER | TK_STACK_KERNEL;
+/* --unwind: bytes of user stack to copy (0: fp, none). */
+const volatile unsigned int tk_stack_snap = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -36,13 +42,32 @@ struct {
 	__type(value, u64);
 } tk_stack_errs SEC(".maps");
 
+/* The stack copy of each key in tk_stack_counts (sized by libtrace:
+ * the counts map's entries, its key size, and the mode's copy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct tk_stack_key);
+	__type(value, struct tk_stack_snap);
+	__uint(max_entries, 1);
+} tk_stack_snaps SEC(".maps");
+
+/* Where a copy is made: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct tk_stack_snap);
+} tk_stack_snap_buf SEC(".maps");
+
 /* When each process's pid event was last sent (TK_STACK_RENOTE_NS), and
  * the address space it had then: exec gives a process a new mm (the new
  * one is allocated while the old lives, so the two never share an
- * address), which is how a new image is told from new code in the old. */
+ * address), which is how a new image is told from new code in the old;
+ * and how many mappings it had (TK_STACK_PID_MAPS). */
 struct tk_stack_noted_val {
 	u64 when;
 	u64 mm;
+	s64 map_count;
 };
 
 struct {
@@ -54,7 +79,8 @@ struct {
 
 static __always_inline void tk_stack_count_err(long id)
 {
-	u32 key = id == -17 /* EEXIST */ ? TK_STACK_ERR_COLLISION :
+	u32 key = id == -1000 ? TK_STACK_ERR_SNAP :
+		  id == -17 /* EEXIST */ ? TK_STACK_ERR_COLLISION :
 		  id == -12 /* ENOMEM */ ? TK_STACK_ERR_FULL :
 		  TK_STACK_ERR_OTHER;
 	u64 *n = bpf_map_lookup_elem(&tk_stack_errs, &key);
@@ -74,6 +100,109 @@ static __always_inline int tk_stack_id(void *ctx, u64 flags)
 	return id;
 }
 
+#if defined(__TARGET_ARCH_x86)
+/* x86-64's selectors of 64-bit user mode (asm/segment.h: __USER_CS,
+ * __USER_DS): a compat task's (0x23) or a kernel thread's are refused. */
+#define TK_USER_CS 0x33
+#define TK_USER_SS 0x2b
+
+/* The current task's saved user registers without bpf_task_pt_regs
+ * (before 5.15; bpf_get_current_task_btf, 5.11, is not called either):
+ * task_pt_regs() as the kernel computes it, the last pt_regs below the
+ * top of the task's kernel stack, (struct pt_regs *)(task->stack +
+ * THREAD_SIZE) - 1 (x86-64's TOP_OF_KERNEL_STACK_PADDING is 0 before
+ * FRED, 6.9, which has the helper). Every entry from user mode saves
+ * them there, the NMI of a perf event and a uprobe's int3 included.
+ * THREAD_SIZE is in no BTF: with vmap'd stacks (x86-64's default, and
+ * Debian's) it is the stack's vmalloc area less its guard page; else
+ * 16 KiB, x86-64's PAGE_SIZE << THREAD_SIZE_ORDER without KASAN (which
+ * doubles it: found through the vmalloc area only). Either way the
+ * place is taken only if it holds a 64-bit user context (cs and ss), and
+ * a wrong guess is a probe read that fails or finds no such context. */
+static __always_inline struct pt_regs *tk_stack_top_regs(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	unsigned long stack = (unsigned long)BPF_CORE_READ(task, stack);
+	unsigned long size = 16384, area = 0;
+	struct pt_regs *regs;
+
+	if (!stack)
+		return NULL;
+	if (bpf_core_field_exists(task->stack_vm_area))
+		area = BPF_CORE_READ(task, stack_vm_area, size);
+	if (area > 4096 && area <= 65536 + 4096)
+		size = area - 4096;
+	regs = (struct pt_regs *)(stack + size - bpf_core_type_size(struct pt_regs));
+	if (BPF_CORE_READ(regs, cs) != TK_USER_CS || BPF_CORE_READ(regs, ss) != TK_USER_SS)
+		return NULL;
+	return regs;
+}
+#endif
+
+/* With --unwind auto|cfi: the current task's user registers into
+ * key->uregs (its pt_regs from its last entry into the kernel: the
+ * interrupted user state under a perf event or a uprobe, the system
+ * call's under sched_switch); zeroes when not taken. x86-64 only
+ * (libtrace sets no tk_stack_snap elsewhere). */
+static __always_inline void tk_stack_user_regs(struct tk_stack_key *key)
+{
+	struct pt_regs *regs;
+
+	key->uregs[0] = key->uregs[1] = key->uregs[2] = 0;
+	if (!tk_stack_snap || key->user_stack_id < 0)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	else
+		regs = tk_stack_top_regs();
+	if (!regs)
+		return;
+	key->uregs[0] = BPF_CORE_READ(regs, ip);
+	key->uregs[1] = BPF_CORE_READ(regs, sp);
+	key->uregs[2] = BPF_CORE_READ(regs, bp);
+#endif
+}
+
+/* Copy tk_stack_snap bytes of the current task's user stack from sp into
+ * snap (len 0 when it cannot be read). The copy must not cross the
+ * stack's end: whole, else up to the end of sp's page (a stack mapping
+ * ends on a page boundary). */
+static __always_inline void tk_stack_copy_user(struct tk_stack_snap *snap, u64 sp)
+{
+	u32 len = tk_stack_snap, page;
+
+	if (len > TK_STACK_SNAP_MAX)
+		len = TK_STACK_SNAP_MAX;
+	if (len && bpf_probe_read_user(snap->data, len, (void *)sp)) {
+		page = 4096 - (sp & 4095);
+		if (page < len) {
+			len = page;
+			if (bpf_probe_read_user(snap->data, len, (void *)sp))
+				len = 0;
+		} else {
+			len = 0;
+		}
+	}
+	snap->len = len;
+	snap->pad_ = 0;
+}
+
+/* The current task's stack copy for key, into this CPU's buffer; NULL
+ * when there are no registers to copy from. */
+static __always_inline struct tk_stack_snap *tk_stack_snap_now(const struct tk_stack_key *key)
+{
+	struct tk_stack_snap *snap;
+	u32 zero = 0;
+
+	if (!tk_stack_snap || !key->uregs[1])
+		return NULL;
+	snap = bpf_map_lookup_elem(&tk_stack_snap_buf, &zero);
+	if (snap)
+		tk_stack_copy_user(snap, key->uregs[1]);
+	return snap;
+}
+
 /* The current task's stacks, as tk_stack_mode asks, into key (tgid,
  * comm and, with --print-cgroup, its cgroup id too). flags: 0, or
  * BPF_F_FAST_STACK_CMP and the like. */
@@ -89,36 +218,66 @@ static __always_inline void tk_stack_key_fill(void *ctx,
 		tk_stack_id(ctx, flags | BPF_F_USER_STACK) : TK_STACK_NOT_TAKEN;
 	key->kern_stack_id = tk_stack_mode & TK_STACK_KERNEL ?
 		tk_stack_id(ctx, flags) : TK_STACK_NOT_TAKEN;
+	tk_stack_user_regs(key);
 }
 
 /* Tell userspace about tgid, whose task is task, unless told within
- * TK_STACK_RENOTE_NS while it ran the same image. Two CPUs may both
- * send: the reader copes with a duplicate. */
+ * TK_STACK_RENOTE_NS while it ran the same image with as many mappings.
+ * Two CPUs may both send: the reader copes with a duplicate. */
 static __always_inline void tk_stack_note(void *ctx, u32 tgid,
 					  struct task_struct *task)
 {
 	struct tk_stack_pid_event ev = { .tgid = tgid };
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
 	struct tk_stack_noted_val now = {
 		.when = bpf_ktime_get_ns(),
-		.mm = (u64)BPF_CORE_READ(task, mm),
+		.mm = (u64)mm,
+		.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0,
 	}, *last;
 
 	last = bpf_map_lookup_elem(&tk_stack_noted, &tgid);
 	if (last && last->mm != now.mm)
 		ev.flags = TK_STACK_PID_EXEC;
+	else if (last && last->map_count != now.map_count)
+		ev.flags = TK_STACK_PID_MAPS;
 	else if (last && now.when - last->when < TK_STACK_RENOTE_NS)
 		return;
 	bpf_map_update_elem(&tk_stack_noted, &tgid, &now, BPF_ANY);
 	tk_emit(ctx, &ev, sizeof(ev));
 }
 
+/* With --unwind auto|cfi: keep the current task's stack copy for key in
+ * tk_stack_snaps, unless one is kept already (the key holds ip, sp and
+ * bp: the same stack above sp). A full map of copies is counted
+ * (TK_STACK_ERR_SNAP); that key's stack keeps the frame-pointer walk.
+ * True when this call kept a copy. */
+static __always_inline bool tk_stack_snap_keep(const struct tk_stack_key *key)
+{
+	struct tk_stack_snap *snap;
+	long err;
+
+	if (!tk_stack_snap || !key->uregs[1] || bpf_map_lookup_elem(&tk_stack_snaps, key))
+		return false;
+	snap = tk_stack_snap_now(key);
+	if (!snap)
+		return false;
+	err = bpf_map_update_elem(&tk_stack_snaps, key, snap, BPF_NOEXIST);
+	if (err == -7 /* E2BIG: full */)
+		tk_stack_count_err(-1000);
+	return !err;
+}
+
 /* Add weight to key's count; task is the key's (the current task, or
  * sched_switch's next in offcputime). The first count of a key tells
  * userspace about its process (tk_stack_pid_event), so that its mappings
- * are read while it still runs. A full counts map is a counted loss. */
+ * are read while it still runs, and, with copy, keeps the current task's
+ * stack copy (tk_stack_snap_keep; offcputime keeps its own at the block,
+ * while the blocking task is current, and passes false). A full counts
+ * map is a counted loss. */
 static __always_inline void tk_stack_add(void *ctx,
 					 const struct tk_stack_key *key,
-					 u64 weight, struct task_struct *task)
+					 u64 weight, struct task_struct *task,
+					 bool copy)
 {
 	u64 *n = bpf_map_lookup_elem(&tk_stack_counts, key);
 	long err;
@@ -138,6 +297,8 @@ static __always_inline void tk_stack_add(void *ctx,
 		tk_count_loss(TK_LOSS_MAP_FULL);
 		return;
 	}
+	if (copy)
+		tk_stack_snap_keep(key);
 	if (key->tgid && key->user_stack_id >= 0)
 		tk_stack_note(ctx, key->tgid, task);
 }

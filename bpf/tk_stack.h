@@ -18,6 +18,9 @@
 /* The default depth: the kernel's kernel.perf_event_max_stack. */
 #define TK_STACK_MAX_DEPTH 127
 
+/* --unwind auto|cfi: bytes of the user stack copied from sp, at most. */
+#define TK_STACK_SNAP_MAX 2048
+
 struct tk_stack_key {
 	unsigned int tgid;       /* process; 0 with the idle task */
 	unsigned int pid;        /* thread, when the tool keys by thread
@@ -28,6 +31,26 @@ struct tk_stack_key {
 					* v2 id, so that each cgroup's
 					* stacks are counted apart; else 0 */
 	char comm[TK_TASK_COMM_LEN];
+	/* --unwind auto|cfi (libtrace/unwind.h): the user registers at the
+	 * event (ip, sp, bp; all 0 when not taken: a kernel thread, a
+	 * kernel without bpf_task_pt_regs). The counts map's key size is
+	 * cut to what the mode takes (tk_stacks_key_size): with --unwind fp
+	 * keys end before uregs, as they did before unwinding. ip and sp
+	 * key a stack beside its frame-pointer walk, so that a frameless
+	 * leaf's callers are told apart by where sp was. */
+	unsigned long long uregs[3];
+};
+
+/* The top of a user stack as copied at the first event of its key (map
+ * tk_stack_snaps, by the same key): what the unwinder reads. Later events
+ * of the key only count, with no copy: their stack above sp is taken
+ * to hold the same return addresses and saved frame pointers (same
+ * walk, same ip, sp and bp). The map's value size is cut to the mode's
+ * copy (tk_stacks_snap_size). */
+struct tk_stack_snap {
+	unsigned int len;        /* bytes copied from sp */
+	unsigned int pad_;
+	unsigned char data[TK_STACK_SNAP_MAX];
 };
 
 /* Per-CPU counters of stacks that could not be recorded (map
@@ -37,6 +60,8 @@ enum tk_stack_err {
 				      * another stack */
 	TK_STACK_ERR_FULL,           /* -ENOMEM: no free stack slot */
 	TK_STACK_ERR_OTHER,          /* any other -errno */
+	TK_STACK_ERR_SNAP,           /* a stack copy not kept: the map of
+				      * copies was full */
 	TK_STACK_ERR_MAX,
 };
 
@@ -55,6 +80,13 @@ enum tk_stack_err {
  * exit unread (seen under QEMU's TCG, where a spinner's samples all fall
  * on one address and so make one new key only). */
 #define TK_STACK_PID_EXEC 1
+/* flags: the process has more or fewer mappings than when it was last
+ * noted: a new stack may run code mapped since (a process first noted in
+ * the dynamic loader, whose main starts spinning before the rate limit
+ * lets a new notice through, then makes no new key until it exits: seen
+ * under TCG, main's caller in libc left unread). Sent at once, per new
+ * key only, as exec's. */
+#define TK_STACK_PID_MAPS 2
 
 struct tk_stack_pid_event {
 	unsigned int tgid;

@@ -13,7 +13,7 @@ int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
 	size_t vsize = (bpf_map__value_size(map) + 7) & ~7ul;
 	size_t ksize = bpf_map__key_size(map), max = bpf_map__max_entries(map);
 	char *keys = calloc(CHUNK + 1, ksize), *vals = calloc((size_t)CHUNK * ncpu, vsize);
-	char batch[64], *last = NULL;  /* a batch token is a key */
+	char batch[512], *last = NULL;  /* a batch token is a key (at most 512 bytes) */
 	bool first = true, no_batch = false;
 	size_t seen = 0;
 	unsigned n, i;
@@ -61,4 +61,27 @@ out:
 	free(keys);
 	free(vals);
 	return err;
+}
+
+int tk_map_take_all(struct bpf_map *map, void *out, size_t stride,
+		    size_t val_off, int max)
+{
+	int fd = bpf_map__fd(map), n = 0, i, kept = 0;
+	char *rec = out, *prev = NULL;
+
+	while (n < max && !bpf_map_get_next_key(fd, prev, rec + (size_t)n * stride)) {
+		prev = rec + (size_t)n * stride;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		char *r = rec + (size_t)i * stride;
+
+		if (bpf_map_lookup_elem(fd, r, r + val_off))
+			continue;
+		bpf_map_delete_elem(fd, r);
+		if (kept != i)
+			memmove(rec + (size_t)kept * stride, r, stride);
+		kept++;
+	}
+	return kept;
 }

@@ -15,4 +15,12 @@ typedef void (*tk_percpu_entry_fn)(const void *key, const char *vals,
  * the map type has no batch operations). 0, or -errno. */
 int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx);
 
+/* Take every entry out of a hash map (per-interval counts): each key and
+ * value into out[i], an array of max records of stride bytes with the
+ * key at offset 0 and the value at val_off, and delete it. An entry
+ * that vanished between the walk and its read is dropped. Returns how
+ * many were taken. */
+int tk_map_take_all(struct bpf_map *map, void *out, size_t stride,
+		    size_t val_off, int max);
+
 #endif

@@ -4,7 +4,9 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <bpf/libbpf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "setup.h"
 #include "symbolize.h"
 #include "tk_stack.h"
+#include "unwind.h"
 
 #define DEFAULT_STORAGE 16384
 #define DEFAULT_STACKS 16384
@@ -27,10 +30,22 @@ struct tk_stack_opts tk_stack_opts = {
 	.storage_size = DEFAULT_STORAGE,
 	.max_depth = TK_STACK_MAX_DEPTH,
 	.max_stacks = DEFAULT_STACKS,
+	.unwind = TK_UNWIND_AUTO,
 };
 
+/* Bytes of user stack each mode copies at an event. auto: enough for
+ * the frames a libc wrapper keeps below its caller (clock_nanosleep and
+ * nanosleep take 0x40 bytes), and for stdio's read path (fgets ->
+ * _IO_getline_info -> _IO_default_uflow -> _IO_file_underflow -> read
+ * needs more than 256) up to the caller; cfi: from python3.11's eval
+ * loop to _start takes ~1.4 KiB. */
+#define SNAP_AUTO 512
+#define SNAP_CFI TK_STACK_SNAP_MAX
+
+static unsigned snap_size;
+
 enum {
-	K_INLINE = 0x2000, K_STORAGE, K_DEPTH, K_MAX_STACKS, K_DEBUG_DIR,
+	K_INLINE = 0x2000, K_STORAGE, K_DEPTH, K_MAX_STACKS, K_DEBUG_DIR, K_UNWIND,
 };
 
 static const struct argp_option stack_options[] = {
@@ -54,6 +69,8 @@ static const struct argp_option stack_options[] = {
 	  "Frames kept of each stack (default 127, at most kernel.perf_event_max_stack)", 0 },
 	{ "max-stacks", K_MAX_STACKS, "N", 0,
 	  "Distinct (process, stack) counts kept (default 16384)", 0 },
+	{ "unwind", K_UNWIND, "MODE", 0,
+	  "User stacks: fp (frame pointers only), auto (default: the frames below a function without a frame pointer, such as a libc wrapper, by the binary's CFI from a 512-byte stack copy; then frame pointers), cfi (CFI all the way from a 2 KiB copy: binaries without frame pointers, such as Debian's python3)", 0 },
 	{ "debug-dir", K_DEBUG_DIR, "DIR", 0,
 	  "Separate debug info under DIR (.build-id/xx/yyy.debug), ':' between several; default /usr/lib/debug", 0 },
 	{ 0 },
@@ -96,6 +113,11 @@ static error_t parse_stack_opt(int key, char *arg, struct argp_state *state)
 	case K_DEBUG_DIR:
 		o->debug_dirs = arg;
 		break;
+	case K_UNWIND:
+		o->unwind = tk_unwind_mode_parse(arg);
+		if (o->unwind < 0)
+			tk_usage_error("invalid --unwind value '%s': one of fp, auto, cfi", arg);
+		break;
 	case ARGP_KEY_END:
 		if (o->user_only && o->kernel_only)
 			tk_usage_error("options -U/--user-stacks-only and -K/--kernel-stacks-only cannot be combined");
@@ -115,6 +137,7 @@ int tk_stacks_configure(struct bpf_object *obj)
 {
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
 	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
+	struct bpf_map *snaps = bpf_object__find_map_by_name(obj, "tk_stack_snaps");
 	int mode = tk_stack_opts.user_only ? TK_STACK_USER :
 		   tk_stack_opts.kernel_only ? TK_STACK_KERNEL :
 		   TK_STACK_USER | TK_STACK_KERNEL;
@@ -129,6 +152,38 @@ int tk_stacks_configure(struct bpf_object *obj)
 		err = bpf_map__set_max_entries(counts, tk_stack_opts.max_stacks);
 	if (!err)
 		err = tk_set_rodata(obj, "tk_stack_mode", &mode, sizeof(mode));
+	snap_size = tk_stack_opts.kernel_only ? 0 :
+		    tk_stack_opts.unwind == TK_UNWIND_AUTO ? SNAP_AUTO :
+		    tk_stack_opts.unwind == TK_UNWIND_CFI ? SNAP_CFI : 0;
+#if defined(__x86_64__)
+	/* Where BPF takes the user registers (tk_stack_user_regs). */
+	if (snap_size)
+		tk_info("--unwind %s: user registers by %s",
+			tk_unwind_mode_name(tk_stack_opts.unwind),
+			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1 ?
+			"bpf_task_pt_regs" :
+			"the top of the task's kernel stack (no bpf_task_pt_regs: before 5.15)");
+#else
+	if (snap_size)
+		tk_info("--unwind %s: user registers are taken on x86-64 only: user stacks by frame pointers only",
+			tk_unwind_mode_name(tk_stack_opts.unwind));
+	snap_size = 0;
+#endif
+	if (!tk_stack_opts.kernel_only)
+		tk_info("user stacks: --unwind %s (%u-byte stack copy per event)",
+			snap_size ? tk_unwind_mode_name(tk_stack_opts.unwind) : "fp", snap_size);
+	if (!err)
+		err = tk_set_rodata(obj, "tk_stack_snap", &snap_size, sizeof(snap_size));
+	if (!err)
+		err = bpf_map__set_key_size(counts, tk_stacks_key_size());
+	if (!err && !snaps)
+		err = -ENOENT;
+	if (!err)
+		err = bpf_map__set_key_size(snaps, tk_stacks_key_size());
+	if (!err)
+		err = bpf_map__set_value_size(snaps, tk_stacks_snap_size());
+	if (!err)
+		err = bpf_map__set_max_entries(snaps, snap_size ? tk_stack_opts.max_stacks : 1);
 	/* The event buffer carries only process notices (a few per process
 	 * per second): 256 KiB, not the 4 MiB that snoop tools need, which
 	 * would be up to 8 MiB of resident memory once read. */
@@ -136,6 +191,16 @@ int tk_stacks_configure(struct bpf_object *obj)
 	if (!err)
 		err = tk_events_prepare(obj);
 	return err;
+}
+
+size_t tk_stacks_key_size(void)
+{
+	return snap_size ? sizeof(struct tk_stack_key) : offsetof(struct tk_stack_key, uregs);
+}
+
+size_t tk_stacks_snap_size(void)
+{
+	return offsetof(struct tk_stack_snap, data) + snap_size;
 }
 
 /* --- Processes seen: noted while they run ------------------------ */
@@ -218,8 +283,9 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	(void)ctx;
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
-	/* After an exec, at once: the new image's stacks have begun. */
-	if (note_due(ev->tgid) || (ev->flags & TK_STACK_PID_EXEC))
+	/* After an exec or a change of mappings, at once: stacks in code
+	 * not read yet have begun. */
+	if (note_due(ev->tgid) || (ev->flags & (TK_STACK_PID_EXEC | TK_STACK_PID_MAPS)))
 		tk_syms_note_pid(symbolizer(), ev->tgid);
 	return 0;
 }
@@ -335,40 +401,115 @@ static bool plumbing_frame(const char *name)
 	return false;
 }
 
-/* Read stack id from the stack map into text frames. Returns false when
- * the stack is gone (it should not be: nothing deletes stacks). */
-static bool read_stack(int stacks_fd, int id, bool user, uint32_t tgid,
-		       uint64_t *ips, struct frames *out)
+/* Read stack id from the stack map into ips; *n: its frames. false
+ * when the stack is gone (it should not be: nothing deletes stacks). */
+static bool fetch_stack(int stacks_fd, int id, uint64_t *ips, unsigned *n)
 {
-	unsigned depth = tk_stack_opts.max_depth, n;
-	struct tk_sym sym[8];
+	unsigned depth = tk_stack_opts.max_depth;
 
 	memset(ips, 0, depth * sizeof(*ips));
 	if (bpf_map_lookup_elem(stacks_fd, &id, ips)) {
 		stacks_unreadable++;
 		return false;
 	}
-	for (n = 0; n < depth && ips[n]; n++) {
+	for (*n = 0; *n < depth && ips[*n]; (*n)++)
+		;
+	if (*n == depth)
+		truncated_stacks++;
+	return true;
+}
+
+/* ips[0..n) as text frames. */
+static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t tgid,
+			    struct frames *out)
+{
+	struct tk_sym sym[8];
+
+	for (unsigned i = 0; i < n; i++) {
 		/* Past the first frame, addresses are return addresses: the
 		 * call is the byte before (a call may end its function). */
-		uint64_t addr = n ? ips[n] - 1 : ips[n];
+		uint64_t addr = i ? ips[i] - 1 : ips[i];
 
 		if (user) {
 			int k = tk_syms_user(symbolizer(), tgid, addr, sym, 8);
 
-			for (int i = 0; i < k; i++)
-				add_frame(out, &sym[i], ips[n], addr,
-					  sym[i].inlined ? "_[i]" : "");
+			for (int j = 0; j < k; j++)
+				add_frame(out, &sym[j], ips[i], addr,
+					  sym[j].inlined ? "_[i]" : "");
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
 			if (!out->n && sym[0].name && plumbing_frame(sym[0].name))
 				continue;
-			add_frame(out, &sym[0], ips[n], addr, "_[k]");
+			add_frame(out, &sym[0], ips[i], addr, "_[k]");
 		}
 	}
-	if (n == depth)
-		truncated_stacks++;
-	return true;
+}
+
+/* --- Unwinding user stacks (--unwind auto|cfi) -------------------------- */
+
+/* Stacks (keys) that ended early, by reason; and the files where frames
+ * without a frame pointer were found, and where unwinds stopped (-v). */
+static unsigned long long unwind_stops[TK_UNWIND_STOP_MAX];
+static unsigned long long unwind_fixed;   /* stacks that CFI changed */
+#define MAX_NOTED_MODULES 32
+static struct {
+	const char *name[MAX_NOTED_MODULES];
+	size_t n;
+} no_fp_modules, stop_modules;
+
+static void note_module(typeof(no_fp_modules) *set, const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return;
+	for (i = 0; i < set->n; i++)
+		if (!strcmp(set->name[i], name))
+			return;
+	if (set->n < MAX_NOTED_MODULES && (set->name[set->n] = strdup(name)))
+		set->n++;
+}
+
+/* The user stack of key by the chosen --unwind mode, from the walk in
+ * ips[0..n); into out (the text frames, a marker frame last when the
+ * unwind ended early). */
+static void unwind_user(int snaps_fd, bool take, const struct tk_stack_key *key,
+			uint64_t *ips, unsigned n, struct frames *out)
+{
+	unsigned depth = tk_stack_opts.max_depth;
+	uint64_t *un = calloc(depth, sizeof(*un));
+	static struct tk_stack_snap snap;
+	enum tk_unwind_stop stop;
+	const char *module, *marker;
+	struct tk_uregs r = { key->uregs[0], key->uregs[1], key->uregs[2] };
+	size_t k;
+
+	/* No copy (the map of copies was full): the leaf cannot be
+	 * unwound, and the walk stands. */
+	if (bpf_map_lookup_elem(snaps_fd, key, &snap))
+		snap.len = 0;
+	else if (take)
+		bpf_map_delete_elem(snaps_fd, key);
+	if (snap.len > snap_size)
+		snap.len = snap_size;
+	if (!un)
+		tk_fail("out of memory");
+	k = tk_unwind_user(symbolizer(), key->tgid, tk_stack_opts.unwind, &r, snap.data,
+			   snap.len, ips, n, un, depth, &stop, &module);
+	unwind_stops[stop]++;
+	if (k != n || memcmp(un, ips, n * sizeof(*un))) {
+		struct tk_sym sym;
+
+		unwind_fixed++;
+		tk_syms_user(symbolizer(), key->tgid, un[0], &sym, 1);
+		note_module(&no_fp_modules, sym.module);
+	}
+	symbolize_stack(un, k, true, key->tgid, out);
+	if ((marker = tk_unwind_marker(stop))) {
+		frames_add(out, marker, 0);
+		note_module(&stop_modules, module);
+	}
+	free(un);
 }
 
 /* A stack id that is neither a stack nor "none of that kind here". */
@@ -545,21 +686,43 @@ struct counts {
 	size_t n, cap;
 };
 
+/* The map's keys are tk_stacks_key_size() bytes (the mode's part of
+ * struct tk_stack_key), packed so in a batch: spread into whole
+ * structs, the rest zero. */
+static void counts_unpack(struct counts *c, const char *raw, size_t ksz)
+{
+	for (size_t i = 0; i < c->n; i++)
+		memcpy(&c->keys[i], raw + i * ksz, ksz);
+}
+
+static void counts_read_raw(int fd, struct counts *c, bool take, char *raw, size_t ksz);
+
 static void counts_read(int fd, struct counts *c, bool take)
 {
-	struct tk_stack_key key, next, *prev = NULL;
-	uint64_t token[8];  /* the map's batch position (a bucket) */
-	void *in = NULL;
+	size_t ksz = tk_stacks_key_size();
+	char *raw;
 
 	c->cap = tk_stack_opts.max_stacks;
 	c->n = 0;
 	c->keys = calloc(c->cap, sizeof(*c->keys));
 	c->vals = calloc(c->cap, sizeof(*c->vals));
-	if (!c->keys || !c->vals)
+	raw = calloc(c->cap, ksz);
+	if (!c->keys || !c->vals || !raw)
 		tk_fail("out of memory");
+	counts_read_raw(fd, c, take, raw, ksz);
+	counts_unpack(c, raw, ksz);
+	free(raw);
+}
+
+static void counts_read_raw(int fd, struct counts *c, bool take, char *raw, size_t ksz)
+{
+	struct tk_stack_key key, next, *prev = NULL;
+	uint64_t token[8];  /* the map's batch position (a bucket) */
+	void *in = NULL;
+
 	while (take) {
 		__u32 got = c->cap - c->n;
-		int err = bpf_map_lookup_and_delete_batch(fd, in, token, c->keys + c->n,
+		int err = bpf_map_lookup_and_delete_batch(fd, in, token, raw + c->n * ksz,
 							  c->vals + c->n, &got, NULL);
 
 		if (err && err != -ENOENT && !c->n && (err == -EINVAL || err == -524 /* ENOTSUPP */ ||
@@ -580,7 +743,7 @@ static void counts_read(int fd, struct counts *c, bool take)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &c->vals[c->n]))
 			continue;  /* deleted meanwhile */
-		c->keys[c->n++] = key;
+		memcpy(raw + c->n++ * ksz, &key, ksz);
 		if (take)
 			bpf_map_delete_elem(fd, &key);
 	}
@@ -600,6 +763,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
 	int stacks_fd = bpf_map__fd(stacks);
+	int snaps_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "tk_stack_snaps"));
 	/* The report keeps processes apart; folded lines merge them. */
 	bool with_pid = !how->no_comm && !tk_stack_opts.folded;
 	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
@@ -611,6 +775,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 	for (size_t i = 0; i < c.n; i++) {
 		const struct tk_stack_key *key = &c.keys[i];
 		struct entry e = { 0 };
+		unsigned n;
 
 		if (!key->tgid && !how->include_idle)
 			continue;
@@ -623,12 +788,20 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 		e.count = c.vals[i];
 		e.user_missed = id_missed(key->user_stack_id);
 		e.kern_missed = id_missed(key->kern_stack_id);
-		if (key->user_stack_id >= 0 &&
-		    !read_stack(stacks_fd, key->user_stack_id, true, key->tgid, ips, &e.user))
-			e.user_missed = true;
-		if (key->kern_stack_id >= 0 &&
-		    !read_stack(stacks_fd, key->kern_stack_id, false, 0, ips, &e.kern))
-			e.kern_missed = true;
+		if (key->user_stack_id >= 0) {
+			if (!fetch_stack(stacks_fd, key->user_stack_id, ips, &n))
+				e.user_missed = true;
+			else if (snap_size && key->uregs[1])
+				unwind_user(snaps_fd, take, key, ips, n, &e.user);
+			else
+				symbolize_stack(ips, n, true, key->tgid, &e.user);
+		}
+		if (key->kern_stack_id >= 0) {
+			if (!fetch_stack(stacks_fd, key->kern_stack_id, ips, &n))
+				e.kern_missed = true;
+			else
+				symbolize_stack(ips, n, false, 0, &e.kern);
+		}
 		e.folded = fold(&e, how);
 		merge_entry(&e, with_pid);
 	}
@@ -805,10 +978,38 @@ void tk_stacks_print(struct bpf_object *obj, const struct tk_stacks_print *how)
 
 /* --- What made the stacks incomplete ------------------------------------ */
 
+static unsigned long long unwind_incomplete(void)
+{
+	return unwind_stops[TK_UNWIND_SNAPSHOT] + unwind_stops[TK_UNWIND_NO_CFI] +
+	       unwind_stops[TK_UNWIND_REGISTER] + unwind_stops[TK_UNWIND_BAD_CFI];
+}
+
+/* -v: what the unwinder did. */
+static void unwind_info(void)
+{
+	char list[1024];
+	size_t len, i;
+
+	list[0] = 0;
+	for (i = 0, len = 0; i < no_fp_modules.n && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+				no_fp_modules.name[i]);
+	tk_info("--unwind %s: %llu stacks recovered frames that frame pointers miss (leaf functions without a frame pointer in: %s); %llu kept the frame-pointer walk",
+		tk_unwind_mode_name(tk_stack_opts.unwind), unwind_fixed,
+		no_fp_modules.n ? list : "none", unwind_stops[TK_UNWIND_FALLBACK]);
+	list[0] = 0;
+	for (i = 0, len = 0; i < stop_modules.n && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+				stop_modules.name[i]);
+	if (stop_modules.n)
+		tk_info("--unwind %s: unwinds stopped early in: %s",
+			tk_unwind_mode_name(tk_stack_opts.unwind), list);
+}
+
 void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 {
 	struct bpf_map *errs = bpf_object__find_map_by_name(obj, "tk_stack_errs");
-	unsigned long long collisions = 0, full = 0, other = 0;
+	unsigned long long collisions = 0, full = 0, other = 0, snaps_lost = 0;
 	const char *tool = tk_tool_name();
 	struct tk_losses l;
 	struct tk_json j;
@@ -818,6 +1019,7 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_percpu_sum(errs, TK_STACK_ERR_COLLISION, &collisions);
 		tk_percpu_sum(errs, TK_STACK_ERR_FULL, &full);
 		tk_percpu_sum(errs, TK_STACK_ERR_OTHER, &other);
+		tk_percpu_sum(errs, TK_STACK_ERR_SNAP, &snaps_lost);
 	}
 	fflush(stdout);
 	if (tk_opts.json) {
@@ -829,6 +1031,7 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_json_uint(&j, "stack_map_full", full);
 		tk_json_uint(&j, "stack_errors", other + stacks_unreadable);
 		tk_json_uint(&j, "stacks_truncated", truncated_stacks);
+		tk_json_uint(&j, "stacks_unwind_incomplete", unwind_incomplete() + snaps_lost);
 		if (how->unseen_key)
 			tk_json_uint(&j, how->unseen_key, l.unseen);
 		tk_json_end(&j);
@@ -847,11 +1050,23 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 	if (other + stacks_unreadable)
 		fprintf(stderr, "%s: %llu stacks could not be taken or read; run with -v\n",
 			tool, other + stacks_unreadable);
+	if (snaps_lost)
+		fprintf(stderr, "%s: %llu user stacks kept no stack copy (its map was full) and stand as frame pointers walked them; raise --max-stacks\n",
+			tool, snaps_lost);
 	if (truncated_stacks)
 		fprintf(stderr, "%s: %llu stacks reached the %u-frame limit and may be truncated; raise --perf-max-stack-depth (and kernel.perf_event_max_stack)\n",
 			tool, truncated_stacks, tk_stack_opts.max_depth);
 	if (how->unseen_key && l.unseen)
 		fprintf(stderr, "%s: %llu %s\n", tool, l.unseen, how->unseen_text);
+	if (snap_size && unwind_incomplete())
+		fprintf(stderr, "%s: %llu user stacks end early with an [unwind: ...] frame (%llu snapshot too small, %llu no CFI, %llu register not captured, %llu bad CFI)%s\n",
+			tool, unwind_incomplete(), unwind_stops[TK_UNWIND_SNAPSHOT],
+			unwind_stops[TK_UNWIND_NO_CFI], unwind_stops[TK_UNWIND_REGISTER],
+			unwind_stops[TK_UNWIND_BAD_CFI],
+			tk_stack_opts.unwind == TK_UNWIND_AUTO && unwind_stops[TK_UNWIND_SNAPSHOT] ?
+			"; --unwind cfi copies more of each stack" : "");
+	if (snap_size)
+		unwind_info();
 	if (l.events)
 		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
 			tool, l.events, tk_events_transport_name());

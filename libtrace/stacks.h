@@ -35,6 +35,7 @@ struct tk_stack_opts {
 	unsigned max_depth;      /* --perf-max-stack-depth */
 	unsigned max_stacks;     /* --max-stacks: counts map entries */
 	const char *debug_dirs;  /* --debug-dir (':'-separated) */
+	int unwind;              /* --unwind: enum tk_unwind_mode */
 };
 
 extern struct tk_stack_opts tk_stack_opts;
@@ -45,6 +46,14 @@ extern const struct argp tk_stack_argp;
 /* From a tool's tk_load configure callback: size tk_stacks,
  * tk_stack_counts (and the stack depth), set tk_stack_mode. */
 int tk_stacks_configure(struct bpf_object *obj);
+
+/* After tk_stacks_configure: the bytes of struct tk_stack_key that the
+ * counts map's keys hold in the --unwind mode chosen (a tool whose
+ * map values hold a key sizes them by it). */
+size_t tk_stacks_key_size(void);
+/* After tk_stacks_configure: the bytes of struct tk_stack_snap that the
+ * mode's stack copies take (offcputime's start entries hold one). */
+size_t tk_stacks_snap_size(void);
 
 /* After tk_load: read tk_events (first-seen processes), noting each
  * process's mappings while it runs. */

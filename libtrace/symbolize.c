@@ -950,6 +950,34 @@ int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
 	return 1;
 }
 
+bool tk_syms_user_cfi(struct tk_syms *s, pid_t pid, unsigned long long addr,
+		      void **cfi, unsigned long long *cfi_addr, const char **module)
+{
+	unsigned long long vaddr, bias;
+	struct tk_elf *e = NULL;
+	const struct map *m;
+	struct tk_sym sym;
+	struct proc *p;
+
+	*module = NULL;
+	/* Notes the process and re-reads its mappings as a lookup would. */
+	tk_syms_user(s, pid, addr, &sym, 1);
+	p = proc_find(s, pid);
+	m = p ? map_find(p, addr) : NULL;
+	if (!m)
+		return false;
+	if (m->f)
+		e = m->f->e;
+	else if (m->pseudo && !strcmp(m->pseudo, "[vdso]"))
+		e = vdso_elf(s, m->end - m->start);
+	*module = e ? tk_elf_name(e) : m->pseudo;
+	if (!e || !tk_elf_off2vaddr(e, addr - m->start + m->pgoff, &vaddr))
+		return false;
+	*cfi = tk_elf_cfi(e, &bias);
+	*cfi_addr = vaddr - bias;
+	return *cfi != NULL;
+}
+
 const char *tk_sym_format(const struct tk_sym *sym, char *buf, size_t size)
 {
 	if (!size)

@@ -90,6 +90,15 @@ int tk_syms_kernel(struct tk_syms *s, unsigned long long addr,
 int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
 		 struct tk_sym *out, int max);
 
+/* The call frame information for user address addr of process pid, for
+ * the unwinder (unwind.c): the Dwarf_CFI of the file mapped there (or of
+ * the vDSO) into *cfi, the address to look up in it into *cfi_addr, and
+ * the file's base name into *module. false when addr is in no file
+ * mapping (a JIT, anonymous memory) or the file has no CFI: *module is
+ * still set where the mapping is known, else NULL. */
+bool tk_syms_user_cfi(struct tk_syms *s, pid_t pid, unsigned long long addr,
+		      void **cfi, unsigned long long *cfi_addr, const char **module);
+
 /* "name" (without a symbol version: "clock_gettime", not
  * "clock_gettime@@GLIBC_2.17"), "[unknown] (module)" or "[unknown]",
  * into buf; returns buf. */

@@ -60,6 +60,9 @@ bool tk_elf_off2vaddr(struct tk_elf *e, unsigned long long off,
  * vaddr when cache is true. */
 int tk_elf_lookup(struct tk_elf *e, unsigned long long vaddr, bool inline_frames,
 		  bool cache, struct tk_sym *out, int max);
+/* The file's Dwarf_CFI (.eh_frame, else .debug_frame), or NULL; *bias:
+ * subtract it from a file virtual address to look that up in the CFI. */
+void *tk_elf_cfi(struct tk_elf *e, unsigned long long *bias);
 /* Number of function symbols loaded (0 before loading or when none). */
 size_t tk_elf_nsyms(const struct tk_elf *e);
 

@@ -128,6 +128,26 @@ size_t tk_elf_nsyms(const struct tk_elf *e)
 	return e->nsyms;
 }
 
+static bool load(struct tk_elf *e);
+
+/* The file's call frame information: .eh_frame, else .debug_frame (in
+ * the file or its separate debug info). Module addresses are the file's
+ * own virtual addresses (reported at base 0, see above); *bias is what
+ * to subtract from one to look it up in the CFI. */
+void *tk_elf_cfi(struct tk_elf *e, unsigned long long *bias)
+{
+	Dwarf_Addr b = 0;
+	Dwarf_CFI *cfi;
+
+	if (!load(e))
+		return NULL;
+	cfi = dwfl_module_eh_cfi(e->mod, &b);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(e->mod, &b);
+	*bias = b;
+	return cfi;
+}
+
 static int cmp_fsym(const void *a, const void *b)
 {
 	const struct fsym *x = a, *y = b;

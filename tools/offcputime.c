@@ -1,6 +1,7 @@
 /* offcputime: time threads spend off CPU (blocked, asleep, or waiting to
  * run again), by the stacks they left the CPU from. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 

@@ -43,13 +43,26 @@ MACHINERY = re.compile(r"(__traceiter_sched_switch|__bpf_trace_sched_switch|"
                        r"bpf_trace_run\d+|bpf_prog_\w+)")
 
 SLEEPS, SLEEP_MS = 5, 200
+# How much shorter than its D ms a sleep's block may be (module doc).
+# Under TCG the on-CPU parts of a sleep (syscall entry, arming the timer,
+# the wakeup) are emulated: up to 1.9 ms short per sleep was seen (5.10
+# guest, two 300 ms sleeps).
+SLEEP_SLACK_US = 3000 if EMULATED_CPU else 100
 T_US = SLEEPS * SLEEP_MS * 1000
 
 STACK_KEYS = {"type", "comm", "pid", "tid", "user", "user_missed", "kernel",
               "kernel_missed", "value", "unit"}
 NO_LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
            "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
-           "stacks_truncated": 0, "blocks_untimed": 0}
+           "stacks_truncated": 0, "stacks_unwind_incomplete": 0, "blocks_untimed": 0}
+# Stacks whose unwind stopped early (--unwind auto, the default): the
+# workload reads its commands through stdio, whose libc frames below
+# main can outgrow the stack copy; those stacks end in a marker frame and
+# are counted. The chains the tests look for make their system calls
+# from functions with frame pointers, and are never among them.
+UNWIND_INCOMPLETE = r"offcputime: \d+ user stacks end early with an \[unwind: \.\.\.\] frame " \
+    r"\(\d+ snapshot too small, \d+ no CFI, \d+ register not captured, \d+ bad CFI\)" \
+    r"(; --unwind cfi copies more of each stack)?\n"
 # A block whose end, the thread's switch back in, reached no tracer (this
 # repository's Firecracker host traces no switch away from its sandbox
 # agent's threads): offcputime cannot time it, and says how many.
@@ -112,7 +125,8 @@ def check_losses(args, out, err, agent):
                         r"(offcputime: \d+ stacks reached the \d+-frame limit and may be "
                         r"truncated; raise --perf-max-stack-depth \(and "
                         r"kernel.perf_event_max_stack\)\n)?"
-                        rf"({UNTIMED})?", err), err
+                        rf"({UNTIMED})?"
+                        rf"({UNWIND_INCOMPLETE})?", err), err
 
 
 def no_machinery(frames):
@@ -176,11 +190,7 @@ def assert_total(total, sleeps, ms, took, out=None, err=None, not_timed=None):
     from the text-mode err)."""
     not_timed = untimed(err) if not_timed is None else not_timed
     t = max(0, sleeps - not_timed) * ms * 1000
-    # Under TCG the on-CPU parts of a sleep (syscall entry, arming the
-    # timer, the wakeup) are emulated: up to 1.9 ms short per sleep was
-    # seen (5.10 guest, two 300 ms sleeps).
-    slack = 3000 if EMULATED_CPU else 100
-    assert t - slack * sleeps <= total <= took, (total, t, took, out, err)
+    assert t - SLEEP_SLACK_US * sleeps <= total <= took, (total, t, took, out, err)
 
 
 # ---- the main chain: folded, user and kernel frames ----
@@ -270,10 +280,25 @@ def test_min_block_time_excludes_short_blocks(prog):
 
 
 def test_max_block_time_excludes_long_blocks(prog):
-    out, err, _, (took, _) = trace(prog, ["-f", "-M", "100000", "-p", "PID"],
-                                 ["short 10 5", "long 2 300"])
+    out, err, _, (took, took_l) = trace(prog, ["-f", "-M", "100000", "-p", "PID"],
+                                        ["short 10 5", "long 2 300"])
     lines = folded(out)
-    assert sleep_lines(lines, ["main", "wait_long"]) == [], out
+    # Each 300 ms sleep is one block of 300 ms, left out. Its stack may
+    # still show a short time: the time the thread, woken by its timer,
+    # spent runnable, waiting for a CPU. Switched back in, it returns into
+    # schedule(), which calls __schedule() again while need_resched()
+    # (kernel/sched/core.c, __schedule_loop): a second switch out, with
+    # prev_state 0 (TASK_RUNNING), from the same stack. offcputime without
+    # --state counts every switch out, as bcc's does. Seen with a CPU hog
+    # per core and a disk writer: 5 runs in 200 had a wait_long line (6184
+    # to 38911 us); a sched tracepoint observer showed each to be such a
+    # switch, 24-47 us after the switch in; each of the 398 long sleeps it
+    # saw was woken by its hrtimer and by nothing else (no spurious
+    # wakeup). So what is counted lies outside the two blocks of at least
+    # 300 ms each, in the command's time; a counted block would add 300 ms.
+    # (Waits for a CPU of 110 ms after a wakeup were seen under load.)
+    long_us = sum(c for _, c in sleep_lines(lines, ["main", "wait_long"]))
+    assert long_us <= took_l - 2 * (300000 - SLEEP_SLACK_US), (long_us, took_l, out)
     (found,) = sleep_lines(lines, ["main", "wait_short"])
     if took < 100000:
         assert_total(found[1], 10, 5, took, out, err)
@@ -292,7 +317,10 @@ def test_block_time_window_without_filters_has_both(prog):
 
 def vfork_lines(lines):
     """The workload waiting in vfork for its child (see offcpu_target.c:
-    the walk shows main;wait_vfork;__vfork), not in the waitpid after,
+    the walk shows main;wait_vfork;__vfork; the CFI unwinder of --unwind
+    auto cannot unwind __vfork, whose return address is in rdi, and keeps
+    the walk), not in the waitpid after (main;wait_vfork;vfork_call;wait4
+    once the unwinder finds vfork_call, the walk's main;wait_vfork;wait4),
     nor preempted on the way (seen under TCG: on the way back to user
     space, ...;syscall_exit_to_user_mode;exit_to_user_mode_prepare;schedule,
     and in the kernel, ...;__cond_resched;preempt_schedule_common;
@@ -306,6 +334,7 @@ def vfork_lines(lines):
         rest = split_at(f, ["main", "wait_vfork"])
         if any(p in fr for fr in f for p in preempted):
             continue
+        rest = [fr for fr in rest or [] if fr != "vfork_call"]
         if f[0] == COMM and rest and "vfork" in rest[0]:
             found.append((f, c))
     return found
@@ -323,18 +352,29 @@ def test_state_filter(prog, state, sleeps, vforks):
     out, err, _, (took_s, took_v) = trace(prog, args, ["sleep 2 100", "vfork 150"])
     lines = folded(out)
     found = sleep_lines(lines, CHAIN)
+    vf = vfork_lines(lines)
+    if state == "0":
+        # Only preemptions, never a sleep: no 100 ms sleep, no 150 ms
+        # vfork wait. A preemption can have a sleep's stack: a thread
+        # woken from its sleep and switched in can be switched out again
+        # at once, TASK_RUNNING, from the same schedule() call (see
+        # test_max_block_time_excludes_long_blocks). Its time is a wait
+        # for a CPU, counted with the sleep's stack: it lies outside the
+        # sleeps' blocks, in the command's time; a sleep or the vfork wait
+        # counted would add its whole time.
+        sleep_us = sum(c for f, c in lines if SLEEP_KERNEL_END[0] in f)
+        assert sleep_us <= took_s - 2 * (100000 - SLEEP_SLACK_US), (sleep_us, took_s, out)
+        vfork_us = sum(c for _, c in vf)
+        assert vfork_us <= took_v - (150000 - SLEEP_SLACK_US), (vfork_us, took_v, out)
+        return
     assert len(found) == (1 if sleeps else 0), out
     if sleeps:
         assert_total(found[0][1], 2, 100, took_s, out, err)
-    vf = vfork_lines(lines)
     assert len(vf) == (1 if vforks else 0), out
     if vforks:
         # The parent waits at least the child's 150 ms sleep.
         assert_total(vf[0][1], 1, 150, took_v, out, err)
         assert "schedule" in vf[0][0], vf
-    if state == "0":
-        # Only preemptions, never a sleep: nothing with the sleep path.
-        assert not any(SLEEP_KERNEL_END[0] in f for f, _ in lines), out
 
 
 # ---- which threads ----
@@ -454,12 +494,19 @@ def test_exited_threads_leave_no_start_entry():
                            capture_output=True, text=True, check=True)
         out, err, rc = tool.stop()
     assert rc == 0, err
-    entries = json.loads(r.stdout)
-    tids = {e["formatted"]["key"] for e in entries}
+    # Raw bytes: the map's value is sized to the --unwind mode's key at
+    # run time, so the map has no BTF for bpftool to format it by.
+    # struct offcpu_start: u64 ts, then struct tk_stack_key (u32 tgid,
+    # u32 pid, ...).
+    def raw(hexbytes):
+        return bytes(int(b, 16) for b in hexbytes)
+    entries = [(int.from_bytes(raw(e["key"]), "little"), raw(e["value"]))
+               for e in json.loads(r.stdout)]
+    tids = {tid for tid, _ in entries}
     assert entries and not tids & set(pids), tids & set(pids)
-    for e in entries:
-        v = e["formatted"]["value"]
-        assert v["key"]["pid"] == e["formatted"]["key"] and v["ts"] > 0, e
+    for tid, v in entries:
+        ts, pid = int.from_bytes(v[:8], "little"), int.from_bytes(v[12:16], "little")
+        assert pid == tid and ts > 0, (tid, v[:16])
     # The sleeps were seen, and nothing was lost.
     records = json_lines(out)
     assert loss_record(records)["map_inserts_failed"] == 0
@@ -472,7 +519,8 @@ def test_json_records(prog):
     out, err, pid, (took,) = trace(prog, ["-j", "-p", "PID"], [f"sleep {SLEEPS} {SLEEP_MS}"])
     records = json_lines(out)
     loss = loss_record(records)
-    assert dict(loss, stack_collisions=0, blocks_untimed=0) == NO_LOSS, loss  # as trace()
+    assert dict(loss, stack_collisions=0, blocks_untimed=0,
+                stacks_unwind_incomplete=0) == NO_LOSS, loss  # as trace()
     stacks = records[:-1]
     for r in stacks:
         assert set(r) == STACK_KEYS, r

@@ -32,7 +32,7 @@ SYSCALL_ENTRY = ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"]
 
 LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
         "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
-        "stacks_truncated": 0}
+        "stacks_truncated": 0, "stacks_unwind_incomplete": 0}
 
 
 def last_possible_cpu():
@@ -141,9 +141,13 @@ def ends_with(stack, chain):
 
 
 def stacks(out):
-    """The stack records of a JSON run, its loss record checked."""
+    """The stack records of a JSON run, its loss record checked. Stacks
+    whose unwind ended early (--unwind auto: a syscall tracepoint also
+    sees the workload's stdio, whose libc frames can outgrow the stack
+    copy) are counted, and allowed: they carry a marker frame, and the
+    tests' chains make their calls from functions with frame pointers."""
     records = json_lines(out)
-    assert loss_record(records) == LOSS
+    assert dict(loss_record(records), stacks_unwind_incomplete=0) == LOSS
     recs = records[:-1]
     assert all(r["type"] == "stack" for r in recs), recs
     return recs

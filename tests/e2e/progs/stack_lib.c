@@ -7,7 +7,9 @@
  * library (-fPIC -shared) that stack_spin -DC_IN_LIB calls.
  *
  * The clock is read every few ms of work, so that samples in
- * thread_cpu() and its syscall are a negligible fraction of c's. */
+ * thread_cpu() and its syscall are a negligible fraction of c's.
+ * c_rounds and z_rounds count the spins' rounds of work: the workload's
+ * throughput, which bench/unwind_cpu.py reads from /proc/PID/mem. */
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -36,6 +38,8 @@ __attribute__((noinline)) double thread_cpu(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+volatile unsigned long c_rounds, z_rounds;
+
 __attribute__((noinline)) void c(double seconds, int syscalls)
 {
 	volatile unsigned long x = 0;
@@ -49,6 +53,7 @@ __attribute__((noinline)) void c(double seconds, int syscalls)
 			else
 				x += i;
 		}
+		c_rounds++;
 	} while (thread_cpu() < end);
 }
 
@@ -61,5 +66,6 @@ __attribute__((noinline)) void z(double seconds)
 	do {
 		for (i = 0; i < 2000000; i++)
 			x += i;
+		z_rounds++;
 	} while (thread_cpu() < end);
 }

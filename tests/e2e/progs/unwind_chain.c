@@ -1,0 +1,89 @@
+/* The workload of the user-stack unwinding tests (test_unwind.py): a
+ * chain main -> chain_a -> chain_b -> chain_c whose leaf work goes
+ * through libc, built once with frame pointers and once without any
+ * (-O2 -fomit-frame-pointer).
+ *
+ *   unwind_chain sleep N MS   chain_c calls nanosleep N times (libc's
+ *                             wrapper keeps no frame pointer: a
+ *                             frame-pointer walk loses chain_c)
+ *   unwind_chain spin SEC     chain_c spins SEC seconds on the CPU (wall
+ *                             time: a spin of SEC seconds of process CPU
+ *                             time ended after 1 to 3 samples at 99 Hz
+ *                             under TCG, on 5.10 and 6.12 alike)
+ *   unwind_chain getpid N MS  chain_c calls getpid() N times (libc),
+ *                             sleeping MS ms after each (the tool notes
+ *                             the process while it lives)
+ *
+ * It prints "ready" first and "done" last. noinline and the use of each
+ * callee's result keep every function a frame of its own (no inlining,
+ * no tail calls), with or without optimization. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) long chain_c(const char *what, long n, long arg)
+{
+	struct timespec ts = { arg / 1000, (arg % 1000) * 1000000L };
+	long r = 0;
+
+	if (!strcmp(what, "sleep")) {
+		for (long i = 0; i < n; i++)
+			r += nanosleep(&ts, NULL);
+	} else if (!strcmp(what, "getpid")) {
+		for (long i = 0; i < n; i++) {
+			r += getpid();
+			nanosleep(&ts, NULL);
+		}
+	} else {
+		struct timespec now, end;
+
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += n;
+		do {
+			for (int i = 0; i < 100000; i++)
+				sink += i;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		} while (now.tv_sec < end.tv_sec ||
+			 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	}
+	sink += r;
+	return r + 1;
+}
+
+__attribute__((noinline)) long chain_b(const char *what, long n, long arg)
+{
+	long r = chain_c(what, n, arg);
+
+	__asm__ volatile("" : "+r"(r));
+	return r + 2;
+}
+
+__attribute__((noinline)) long chain_a(const char *what, long n, long arg)
+{
+	long r = chain_b(what, n, arg);
+
+	__asm__ volatile("" : "+r"(r));
+	return r + 3;
+}
+
+int main(int argc, char **argv)
+{
+	long r;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: unwind_chain sleep|spin|getpid N [MS]\n");
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	r = chain_a(argv[1], atol(argv[2]), argc > 3 ? atol(argv[3]) : 0);
+	__asm__ volatile("" : "+r"(r));
+	printf("done\n");
+	fflush(stdout);
+	return r == 0;
+}
