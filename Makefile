@@ -46,6 +46,10 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 TOOLS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
 # Tools without a BPF object of their own (tracekit-doctor).
 PLAIN_TOOLS := $(filter-out $(TOOLS),$(patsubst tools/%.c,%,$(wildcard tools/*.c)))
+# fsslower and fsdist under the names that choose a file system
+# (ext4slower, xfsdist, ...): symbolic links to them.
+FS_TYPES := ext4 xfs btrfs nfs
+FS_ALIASES := $(foreach t,$(FS_TYPES),$(t)slower $(t)dist)
 LIBTRACE_SRC := $(wildcard libtrace/*.c libtrace/*/*.c)
 LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
 	$(OBJ)/libtrace/syscall_table.o
@@ -54,14 +58,14 @@ LIBTRACE := $(OBJ)/libtrace.a
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
 	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
-	xz-utils binutils elfutils \
+	xz-utils binutils elfutils e2fsprogs xfsprogs btrfs-progs \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
-	qemu-system-x86 udev busybox-static strace
+	qemu-system-x86 udev busybox-static strace linux-perf dmsetup
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
 
-all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS)) $(BIN)/tracekitd
+all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS) $(FS_ALIASES)) $(BIN)/tracekitd
 
 # Install only what is missing; a stamp keeps `make` quiet after the first run.
 deps:
@@ -114,9 +118,14 @@ $(addprefix $(OBJ)/tools/,$(addsuffix .o,$(PLAIN_TOOLS))): $(OBJ)/tools/%.o: too
 $(BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(addprefix $(BIN)/,$(filter %slower,$(FS_ALIASES))): $(BIN)/%: $(BIN)/fsslower
+	ln -sf fsslower $@
+$(addprefix $(BIN)/,$(filter %dist,$(FS_ALIASES))): $(BIN)/%: $(BIN)/fsdist
+	ln -sf fsdist $@
+
 # tracekitd: tools/tracekitd/*.c over the skeletons of the tools it
 # runs as collectors.
-TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat
+TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat biolatency fsdist
 TRACEKITD_OBJ := $(patsubst tools/tracekitd/%.c,$(OBJ)/tracekitd/%.o,$(wildcard tools/tracekitd/*.c))
 TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lpthread
 
@@ -212,7 +221,7 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
 BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time
-BENCHES := syscount storms startup runqlat symbolize profile churn trace
+BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -243,6 +252,14 @@ bench-churn: bench-deps
 bench-trace: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/trace_oneliners.py > $(BUILD)/bench-trace.md
 	$(PYTHON) bench/results.py trace < $(BUILD)/bench-trace.md
+# --unwind fp|auto|cfi against perf --call-graph dwarf (perf from linux-perf).
+bench-block: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/block_overhead.py > $(BUILD)/bench-block.md
+	$(PYTHON) bench/results.py block < $(BUILD)/bench-block.md
+
+bench-unwind: bench-deps
+	$(PYTHON) bench/unwind_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-unwind.md
+	$(PYTHON) bench/results.py unwind < $(BUILD)/bench-unwind.md
 # The issue's targets, gathered from the sections above into one list.
 bench-targets:
 	$(PYTHON) bench/targets.py
@@ -253,6 +270,8 @@ UNITDIR ?= /lib/systemd/system
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSCONFDIR)/tracekit $(DESTDIR)$(UNITDIR)
 	install -m 755 $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS) tracekitd) $(DESTDIR)$(PREFIX)/sbin/
+	for a in $(filter %slower,$(FS_ALIASES)); do ln -sf fsslower $(DESTDIR)$(PREFIX)/sbin/$$a; done
+	for a in $(filter %dist,$(FS_ALIASES)); do ln -sf fsdist $(DESTDIR)$(PREFIX)/sbin/$$a; done
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/tracekitd.service > $(DESTDIR)$(UNITDIR)/tracekitd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/tracekitd.service
 	@# An edited config survives a reinstall.

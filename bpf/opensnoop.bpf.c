@@ -21,6 +21,7 @@
 #include "tk_emit.bpf.h"
 #include "tk_filter.bpf.h"
 #include "tk_path_walk.bpf.h"
+#include "tk_user_str.bpf.h"
 
 const volatile bool failed_only = false;
 const volatile bool full_path = false;
@@ -122,7 +123,7 @@ static __always_inline void mark_long(struct open_event *e, const char *path,
  * bpf_probe_read_user_str, or <= 0. */
 static __always_inline long read_path(struct open_event *e, const char *path)
 {
-	long n = bpf_probe_read_user_str(e->path, OPEN_PATH_MAX, path);
+	long n = tk_read_user_str(e->path, OPEN_PATH_MAX, path);
 
 	mark_long(e, path, n);
 	return n;

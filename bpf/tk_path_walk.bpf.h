@@ -18,6 +18,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
+#include "tk_fd.bpf.h"
+
 #define TK_PATH_MAX 4096   /* PATH_MAX, with the NUL */
 #define TK_NAME_MAX 255    /* NAME_MAX: the longest component */
 #define TK_PATH_DEPTH 64   /* steps: directories plus mount points crossed */
@@ -54,15 +56,9 @@ static __always_inline bool tk_path_cwd(struct tk_dpath *p)
  * out of range fd. */
 static __always_inline bool tk_path_fd(int fd, struct tk_dpath *p)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	struct file **fds;
-	struct file *f = NULL;
+	struct file *f = tk_fd_file(fd);
 
-	if (fd < 0 || !fdt || (u32)fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+	if (!f)
 		return false;
 	p->mnt = BPF_CORE_READ(f, f_path.mnt);
 	p->dentry = BPF_CORE_READ(f, f_path.dentry);

@@ -62,7 +62,7 @@ static const int multi_rank[] = { -1, 1, 0 };
 
 
 #define MAX_FAMILIES 64  /* trace: 8 probe slots of 5 families each */
-#define MAX_TARGETS 8
+#define MAX_TARGETS 16  /* fsslower: 5 functions, entry and return */
 #define MAX_LINKS 4096  /* perf events: one per CPU */
 
 struct family {
@@ -98,21 +98,32 @@ static int link_fds[MAX_LINKS];  /* a link libbpf cannot wrap, else -1 */
 static char failed_prog[64];  /* named by the last libbpf warning */
 static const char *failed_func;  /* of a multi target, the one refused */
 
+/* The slot of family's target: its own when it has one (a later target
+ * replaces it: a daemon loading one object per target, as tracekitd's fs
+ * collector), else a new one. */
+static struct target *target_slot(const char *family)
+{
+	int i;
+
+	for (i = 0; i < n_targets; i++)
+		if (!strcmp(targets[i].family, family))
+			return &targets[i];
+	if (n_targets == MAX_TARGETS)
+		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
+	return &targets[n_targets++];
+}
+
 void tk_set_target(const char *family, const char *binary, const char *func,
 		   pid_t pid)
 {
-	if (n_targets == MAX_TARGETS)
-		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, binary, func, pid, NULL,
+	*target_slot(family) = (struct target){ family, binary, func, pid, NULL,
 						NULL, NULL };
 }
 
 void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
 			 const char *label, pid_t pid)
 {
-	if (n_targets == MAX_TARGETS)
-		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){
+	*target_slot(family) = (struct target){
 		family, funcs->binary[0] ? funcs->binary : NULL, label, pid,
 		NULL, funcs, NULL };
 }
@@ -120,27 +131,21 @@ void tk_set_target_multi(const char *family, const struct tk_func_list *funcs,
 void tk_set_target_usdt(const char *family, const char *binary, const char *provider,
 			const char *name, pid_t pid)
 {
-	if (n_targets == MAX_TARGETS)
-		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, binary, name, pid, NULL, NULL,
+	*target_slot(family) = (struct target){ family, binary, name, pid, NULL, NULL,
 						provider };
 }
 
 void tk_set_target_tp(const char *family, const char *category,
 		      const char *name)
 {
-	if (n_targets == MAX_TARGETS)
-		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, NULL, name, -1, category,
+	*target_slot(family) = (struct target){ family, NULL, name, -1, category,
 						NULL, NULL };
 }
 
 void tk_set_target_tps(const char *family, const struct tk_func_list *tps,
 		       const char *label)
 {
-	if (n_targets == MAX_TARGETS)
-		tk_fail("too many probe targets (at most %d)", MAX_TARGETS);
-	targets[n_targets++] = (struct target){ family, NULL, label, -1, "",
+	*target_slot(family) = (struct target){ family, NULL, label, -1, "",
 						tps, NULL };
 }
 

@@ -2,11 +2,13 @@
 #ifndef TRACEKIT_H
 #define TRACEKIT_H
 
+#include "block.h"
 #include "bpf.h"
 #include "cgroups.h"
 #include "command.h"
 #include "events.h"
 #include "filter.h"
+#include "flagnames.h"
 #include "hist.h"
 #include "json.h"
 #include "kbtf.h"
@@ -15,6 +17,7 @@
 #include "opts.h"
 #include "output.h"
 #include "setup.h"
+#include "syscalltp.h"
 #include "tk_shared.h"
 
 #endif

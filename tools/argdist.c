@@ -127,7 +127,6 @@ static const struct tk_bcc_missing bcc_missing[] = {
 	{ "-I", "not needed: types come from the kernel's BTF, no headers are included" },
 	{ "--include", "not needed: types come from the kernel's BTF, no headers are included" },
 	{ "-t", "use --tid TID" },
-	{ "--ebpf", "the BPF program is compiled ahead of time (bpf/argdist.bpf.c)" },
 	{ 0 },
 };
 

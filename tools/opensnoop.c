@@ -262,16 +262,8 @@ static int configure(void *s, void *ctx)
 	skel->rodata->flags_rdonly = env.flags_rdonly;
 	if (tk_ensure_tracefs())
 		return 0;  /* tk_load reports it */
-	if (!tk_tracepoint_exists("syscalls", "sys_enter_open")) {
-		tk_info("open(): no syscalls:sys_enter_open tracepoint on this kernel; not traced");
-		bpf_program__set_autoload(skel->progs.open_enter, false);
-		bpf_program__set_autoload(skel->progs.open_exit, false);
-	}
-	if (!tk_tracepoint_exists("syscalls", "sys_enter_openat2")) {
-		tk_info("openat2(): no syscalls:sys_enter_openat2 tracepoint on this kernel; not traced");
-		bpf_program__set_autoload(skel->progs.openat2_enter, false);
-		bpf_program__set_autoload(skel->progs.openat2_exit, false);
-	}
+	tk_syscall_tp_or_off(skel->obj, "open");
+	tk_syscall_tp_or_off(skel->obj, "openat2");
 	return 0;
 }
 

@@ -33,6 +33,9 @@ static const struct {
 	{ "argdist", "argdist (tracepoint)", { "-C", "t:sched:sched_switch" } },
 	{ "argdist", "argdist (kernel function)", { "-C", "k:vfs_read" } },
 	{ "argdist", "argdist (user function)", { "-C", "u:c:getpid" } },
+	/* the others by name: ext4slower, xfsdist, ... */
+	{ "fsslower", "fsslower (-t ext4)", { "-t", "ext4" } },
+	{ "fsdist", "fsdist (-t ext4)", { "-t", "ext4" } },
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 

@@ -17,6 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TRACEKIT_BIN", ROOT / "build" / "bin"))
+# Every tool with BPF programs of its own (bpf/TOOL.bpf.c): the every-tool
+# tests (test_command.py, test_loader.py) take a new tool without a list
+# to keep up to date.
+ALL_TOOLS = sorted(p.name[:-len(".bpf.c")] for p in (ROOT / "bpf").glob("*.bpf.c"))
 READY_TIMEOUT = 60  # seconds: loading BPF is slow under TCG in the VM matrix
 
 

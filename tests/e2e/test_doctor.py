@@ -33,7 +33,8 @@ LABELS = {"funclatency": ["funclatency (kernel function)", "funclatency (user fu
                         "funccount (user function)"],
           "trace": ["trace (tracepoint)", "trace (kernel function)", "trace (user function)"],
           "argdist": ["argdist (tracepoint)", "argdist (kernel function)",
-                      "argdist (user function)"]}
+                      "argdist (user function)"],
+          "fsslower": ["fsslower (-t ext4)"], "fsdist": ["fsdist (-t ext4)"]}
 ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "funclatency (user function)": ["c:getpid"],
         "stackcount (tracepoint)": ["t:sched:sched_switch"],
@@ -47,7 +48,8 @@ ARGS = {"funclatency (kernel function)": ["vfs_read"],
         "trace (user function)": ["u:c:getpid"],
         "argdist (tracepoint)": ["-C", "t:sched:sched_switch"],
         "argdist (kernel function)": ["-C", "k:vfs_read"],
-        "argdist (user function)": ["-C", "u:c:getpid"]}
+        "argdist (user function)": ["-C", "u:c:getpid"],
+        "fsslower (-t ext4)": ["-t", "ext4"], "fsdist (-t ext4)": ["-t", "ext4"]}
 FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
               "fentry": "fentry", "fexit": "fentry", "kprobe": "kprobes",
               "kretprobe": "kprobes", "uprobe": "uprobes", "uretprobe": "uprobes",

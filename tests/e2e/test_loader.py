@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, ROOT, Tool, json_lines, run, tool_path
+from conftest import ALL_TOOLS, BIN, ROOT, Tool, json_lines, run, tool_path
 
 TP_TOOLS = ["execsnoop", "opensnoop", "runqlat", "syscount"]
 
@@ -245,8 +245,6 @@ def test_second_sigint_ends_a_tool_whose_reader_is_stuck(tmp_path):
         assert tool.proc.wait(timeout=30) == -signal.SIGINT
 
 
-ALL_TOOLS = ["execsnoop", "opensnoop", "syscount", "runqlat", "vfsstat", "tcpconnect",
-             "funclatency", "profile", "offcputime", "stackcount", "funccount", "trace"]
 
 
 @pytest.mark.parametrize("tool, args, instead", [

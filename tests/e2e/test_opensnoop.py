@@ -828,3 +828,17 @@ def test_print_cgroup_names_the_commands_cgroup(existing, tmp_path):
     assert [(r["pid"], r["fd"], r["path"], r["cgroup"]) for r in opens(recs)] == [
         (child.pid, child.fd, existing, own_cgroup().rstrip("/") + f"/tracekit-opensnoop-{p.pid}")]
     assert loss_record(recs)["events_lost"] == 0
+
+
+@pytest.mark.kernel
+def test_empty_path_is_empty_not_unreadable():
+    """open("") fails with ENOENT; its path is "" on every kernel, though
+    bpf_probe_read_user_str returns 0 for "" on 5.10, 6.1 and 6.12
+    (bpf/tk_user_str.bpf.h)."""
+    with Tool("opensnoop", "-j", "-x") as t:
+        child = open_in_child("", RDONLY, "openat")
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    assert (child.fd, child.errno) == (-1, 2)
+    recs = [r for r in opens(json_lines(out)) if r["pid"] == child.pid]
+    assert [(r["path"], r["error"]) for r in recs if r["path"] in ("", None)] == [("", "ENOENT")]

@@ -1,0 +1,268 @@
+/* Block I/O requests for the bio* tools: who submitted a request, its
+ * disk, operation and flags, and its state from issue to completion.
+ *
+ * The tracepoints' arguments moved between kernels: block_rq_issue and
+ * block_rq_insert took (struct request_queue *, struct request *) before
+ * Linux 5.11 and (struct request *) since; block_getrq took (queue, bio,
+ * rw) and now (bio). libtrace (tk_block_configure) counts the arguments
+ * in the kernel's BTF and sets tk_block_rq_arg / tk_block_bio_arg; the
+ * verifier sees them as constants and drops the other branch, so no
+ * program reads an argument its tracepoint does not have.
+ *
+ * The submitter: block_getrq runs in the task that made the request
+ * (block_rq_issue often runs in a kworker or another task's plug flush).
+ * It files the task under the bio; at issue the request's first bio
+ * (rq->bio) finds it. A request that never passed block_getrq (a flush
+ * made by the kernel, a passthrough command) has no submitter.
+ *
+ * A tool that shows or filters by submitter defines TK_BLOCK_WHO before
+ * including this header: it gets the block_getrq programs; with
+ * TK_BLOCK_STACKS too, each submitter's kernel stack (tk_block_stacks). */
+#ifndef TK_BLOCK_BPF_H
+#define TK_BLOCK_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "tk_block.h"
+#include "tk_filter.bpf.h"
+#include "tk_loss.bpf.h"
+
+const volatile int tk_block_rq_arg = 0;   /* 1: (queue, rq) */
+const volatile int tk_block_bio_arg = 0;  /* 1: (queue, bio, rw) */
+const volatile __u32 tk_block_dev = 0;    /* -d: only this disk (TK_KDEV) */
+/* Submitters wanted (shown, or a task filter): the block_getrq programs
+ * run; else they are not loaded and issue skips the lookup. */
+const volatile bool tk_block_who_on = true;
+/* What each request's issue reads (TK_BLOCK_NEED_*). */
+const volatile __u32 tk_block_need = TK_BLOCK_NEED_ALL;
+
+#define TK_BLOCK_MAX_INFLIGHT 16384
+
+/* The disk moved from rq->rq_disk to rq->q->disk in 5.17 (q->disk is
+ * there since 5.14). */
+struct request_queue___tkx {
+	struct gendisk *disk;
+} __attribute__((preserve_access_index));
+
+struct request___tkx {
+	struct request_queue___tkx *q;
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 tk_rq_dev(struct request *rq)
+{
+	struct request___tkx *r = (void *)rq;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(r->rq_disk))
+		disk = BPF_CORE_READ(r, rq_disk);
+	else
+		disk = BPF_CORE_READ(r, q, disk);
+	if (!disk)
+		return 0;
+	return TK_KDEV((__u32)BPF_CORE_READ(disk, major),
+		       (__u32)BPF_CORE_READ(disk, first_minor));
+}
+
+#define TK_REQ_BIT(name, out)                                              \
+	(bpf_core_enum_value_exists(enum req_flag_bits, name) &&           \
+	 (cmd & (1u << bpf_core_enum_value(enum req_flag_bits, name))) ? (out) : 0)
+
+/* The operation and flags of rq as TK_BIO_OP | TK_BIO_*. */
+static __always_inline __u32 tk_rq_flags(struct request *rq)
+{
+	__u32 cmd = BPF_CORE_READ(rq, cmd_flags);
+
+	return (cmd & 0xff) | TK_REQ_BIT(__REQ_SYNC, TK_BIO_SYNC) |
+	       TK_REQ_BIT(__REQ_META, TK_BIO_META) |
+	       TK_REQ_BIT(__REQ_FUA, TK_BIO_FUA) |
+	       TK_REQ_BIT(__REQ_PREFLUSH, TK_BIO_PREFLUSH) |
+	       TK_REQ_BIT(__REQ_RAHEAD, TK_BIO_RAHEAD);
+}
+
+/* The request argument of block_rq_issue / block_rq_insert. */
+static __always_inline struct request *tk_block_rq(unsigned long long *ctx)
+{
+	if (tk_block_rq_arg)
+		return (struct request *)ctx[1];
+	return (struct request *)ctx[0];
+}
+
+/* Does a task filter (-p, -u, -n, -c, ...) apply? Then only requests of
+ * a known, wanted submitter count. */
+static __always_inline bool tk_block_task_filter(void)
+{
+	return tk_filter.tgid || tk_filter.tid || tk_filter.uid >= 0 ||
+	       tk_filter.use_cgroup || tk_filter.comm[0] || tk_filter.ppid ||
+	       tk_filter.follow;
+}
+
+/* Submitters by bio, from block_getrq to block_rq_issue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TK_BLOCK_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct tk_bio_who);
+} tk_block_who SEC(".maps");
+
+/* Requests in flight, from issue to completion, by request. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TK_BLOCK_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct tk_bio_start);
+} tk_block_start SEC(".maps");
+
+/* Take rq's submitter out of tk_block_who into *w; false when unknown. */
+static __always_inline bool tk_block_who_take(struct request *rq,
+					      struct tk_bio_who *w)
+{
+	__u64 key = (__u64)BPF_CORE_READ(rq, bio);
+	struct tk_bio_who *p = bpf_map_lookup_elem(&tk_block_who, &key);
+
+	if (!p)
+		return false;
+	*w = *p;
+	bpf_map_delete_elem(&tk_block_who, &key);
+	return true;
+}
+
+/* Fill *s from rq at its issue: false when the disk or task filter
+ * leaves it out (its submitter entry is taken either way). */
+static __always_inline bool tk_block_issue_fill(struct request *rq,
+						struct tk_bio_start *s)
+{
+	if (tk_block_who_on)
+		s->known = tk_block_who_take(rq, &s->who);
+	if (!s->known && tk_block_task_filter())
+		return false;
+	if (tk_block_dev || (tk_block_need & TK_BLOCK_NEED_DEV)) {
+		s->dev = tk_rq_dev(rq);
+		if (tk_block_dev && s->dev != tk_block_dev)
+			return false;
+	}
+	s->issue_ns = bpf_ktime_get_ns();
+	if (tk_block_need & TK_BLOCK_NEED_QUEUED)
+		s->queued_ns = BPF_CORE_READ(rq, start_time_ns);
+	if (tk_block_need & TK_BLOCK_NEED_SECTOR)
+		s->sector = BPF_CORE_READ(rq, __sector);
+	if (tk_block_need & TK_BLOCK_NEED_LEN)
+		s->len = BPF_CORE_READ(rq, __data_len);
+	if (tk_block_need & TK_BLOCK_NEED_FLAGS)
+		s->flags = tk_rq_flags(rq);
+	return true;
+}
+
+/* At issue: remember rq until it completes (tk_block_complete_take). */
+static __always_inline int tk_block_issue(struct request *rq)
+{
+	struct tk_bio_start s = {};
+	__u64 key = (__u64)rq;
+
+	if (!tk_block_issue_fill(rq, &s))
+		return 0;
+	if (bpf_map_update_elem(&tk_block_start, &key, &s, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+	return 0;
+}
+
+/* At completion: rq's state from its issue, taken out of the map; false
+ * for a request not seen issued (or left out by a filter). */
+static __always_inline bool tk_block_complete_take(struct request *rq,
+						   struct tk_bio_start *s)
+{
+	__u64 key = (__u64)rq;
+	struct tk_bio_start *p = bpf_map_lookup_elem(&tk_block_start, &key);
+
+	if (!p)
+		return false;
+	*s = *p;
+	bpf_map_delete_elem(&tk_block_start, &key);
+	return true;
+}
+
+#ifdef TK_BLOCK_STACKS
+/* The submitters' kernel stacks (biostacks). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, TK_BLOCK_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 4096);
+} tk_block_stacks SEC(".maps");
+#endif
+
+static __always_inline int tk_block_getrq(void *ctx, struct bio *bio)
+{
+	struct tk_bio_who w = {};
+	__u64 key = (__u64)bio, id;
+
+	if (!tk_task_wanted())
+		return 0;
+	id = tk_pid_tgid();
+	w.pid = id >> 32;
+	w.tid = (__u32)id;
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+#ifdef TK_BLOCK_STACKS
+	w.kstack = bpf_get_stackid(ctx, &tk_block_stacks, 0);
+#endif
+	if (bpf_map_update_elem(&tk_block_who, &key, &w, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+	return 0;
+}
+
+/* A tool's block_rq_issue programs, tp_btf and raw_tp, calling
+ * fn(ctx, struct request *). */
+#define TK_BLOCK_ISSUE_PROGS(fn)                                            \
+	SEC("tp_btf/block_rq_issue")                                        \
+	int BPF_PROG(block_rq_issue_tp_btf)                                 \
+	{                                                                   \
+		return fn(ctx, tk_block_rq(ctx));                           \
+	}                                                                   \
+	SEC("raw_tp/block_rq_issue")                                        \
+	int BPF_PROG(block_rq_issue_raw_tp)                                 \
+	{                                                                   \
+		return fn(ctx, tk_block_rq(ctx));                           \
+	}
+
+/* A tool's block_rq_complete programs (request, error: the same on
+ * every kernel), calling fn(ctx, struct request *, int error). */
+#define TK_BLOCK_COMPLETE_PROGS(fn)                                         \
+	SEC("tp_btf/block_rq_complete")                                     \
+	int BPF_PROG(block_rq_complete_tp_btf, struct request *rq, int error) \
+	{                                                                   \
+		return fn(ctx, rq, error);                                  \
+	}                                                                   \
+	SEC("raw_tp/block_rq_complete")                                     \
+	int BPF_PROG(block_rq_complete_raw_tp, struct request *rq, int error) \
+	{                                                                   \
+		return fn(ctx, rq, error);                                  \
+	}
+
+/* At issue: remember rq until it completes (tk_block_complete_take); as
+ * a TK_BLOCK_ISSUE_PROGS function. */
+static __always_inline int tk_block_issue_keep(void *ctx, struct request *rq)
+{
+	return tk_block_issue(rq);
+}
+
+#ifdef TK_BLOCK_WHO
+SEC("tp_btf/block_getrq")
+int BPF_PROG(block_getrq_tp_btf)
+{
+	if (tk_block_bio_arg)
+		return tk_block_getrq(ctx, (struct bio *)ctx[1]);
+	return tk_block_getrq(ctx, (struct bio *)ctx[0]);
+}
+
+SEC("raw_tp/block_getrq")
+int BPF_PROG(block_getrq_raw_tp)
+{
+	if (tk_block_bio_arg)
+		return tk_block_getrq(ctx, (struct bio *)ctx[1]);
+	return tk_block_getrq(ctx, (struct bio *)ctx[0]);
+}
+#endif
+
+#endif
