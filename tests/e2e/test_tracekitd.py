@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, Tool, kernel_has, tool_path
+from blockdev import BioTarget, MountedFs, bio_target, has_fs, loopdev  # noqa: F401
+from conftest import BIN, ROOT, Tool, Workload, kernel_has, require, tool_path
+from fsop import COMM as FS_COMM, EXPECTED as FS_EXPECTED, fs_target  # noqa: F401
 
 NAME = "tracekitd"
 
@@ -31,7 +33,9 @@ def free_port():
 
 
 def write_config(path, **collectors):
-    lines = ["[collectors]"] + [f"{k} = {'yes' if v else 'no'}" for k, v in collectors.items()]
+    """[collectors]: booleans as yes/no, strings (fs_types) as they are."""
+    lines = ["[collectors]"] + [f"{k} = {v if isinstance(v, str) else 'yes' if v else 'no'}"
+                                for k, v in collectors.items()]
     Path(path).write_text("\n".join(lines) + "\n")
 
 
@@ -203,8 +207,12 @@ def test_bpf_run_time_when_stats_enabled():
     assert series(s, "tracekit_bpf_run_seconds_total")
 
 
-def test_promtool_accepts_the_output():
-    with Daemon() as d:
+def test_promtool_accepts_the_output(tmp_path):
+    """The default collectors and the fs collector (its histograms)."""
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=True, execs=True, runqlat=True, tcpconnect=False,
+                 vfsstat=False, fs=True)
+    with Daemon(config=str(conf)) as d:
         subprocess.run([f"/bin/true"], check=True)
         text = d.scrape()
     res = subprocess.run(["promtool", "check", "metrics"], input=text,
@@ -350,6 +358,8 @@ def test_bad_requests_get_errors_and_daemon_keeps_serving():
     ("[tracekitd]\nlisten = 1.2.3:99\n", ":2: listen address '1.2.3:99' is not ADDRESS:PORT"),
     ("[collectors]\nexecs = maybe\n", ":2: execs: bad value 'maybe' (yes or no)"),
     ("[collectors]\nbiolatency = yes\n", ":2: unknown collector 'biolatency'"),
+    ("[collectors]\nfs_types = ext4 zfs\n", ":2: fs_types: unknown file system 'zfs'"),
+    ("[collectors]\nfs_types = xfs xfs\n", ":2: fs_types: repeated 'xfs'"),
     ("[daemon]\nx = 1\n", ":2: unknown section [daemon]"),
     ("[tracekitd]\nmax_series = -5\n", ":2: max_series: bad value '-5'"),
     ("junk\n", ":1: not 'key = value' or '[section]'"),
@@ -436,39 +446,73 @@ def test_tcp_connects_counted_by_destination(tmp_path):
                  dport=str(port)) == n
 
 
-def test_real_prometheus_scrapes_it(tmp_path):
+def test_real_prometheus_scrapes_it(tmp_path, loopdev, bio_target, fs_target):
+    """Prometheus scrapes the daemon: a health series, the block
+    collector's I/O count of the test's reads of its loop device, and the
+    fs collector's count of the child's writes on an xfs of its own."""
     prom = shutil.which("prometheus")
     assert prom, "prometheus is installed by make deps"
-    with Daemon() as d:
-        pport = free_port()
-        (tmp_path / "prometheus.yml").write_text(
-            "global:\n  scrape_interval: 1s\n"
-            "scrape_configs:\n  - job_name: tracekit\n"
-            f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
-        p = subprocess.Popen([prom, f"--config.file={tmp_path}/prometheus.yml",
-                              f"--storage.tsdb.path={tmp_path}/data",
-                              f"--web.listen-address=127.0.0.1:{pport}"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            query = urllib.parse.quote('tracekit_collector_up{collector="syscalls"}')
-            result = []
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not result:
-                time.sleep(1)
-                try:
-                    with urllib.request.urlopen(
-                            f"http://127.0.0.1:{pport}/api/v1/query?query={query}",
-                            timeout=10) as r:
-                        result = json.load(r)["data"]["result"]
-                except (urllib.error.URLError, ConnectionError):
-                    pass
-        finally:
-            p.terminate()
-            err = p.communicate(timeout=30)[1].decode(errors="replace")
+    (tmp_path / "xfs").mkdir()
+    fs = only_user_of(MountedFs(tmp_path / "xfs", "xfs"))
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=True, execs=True, runqlat=True, tcpconnect=False,
+                 vfsstat=False, block=True, fs=True, fs_types="xfs")
+    try:
+        with Daemon(config=str(conf)) as d:
+            with BioTarget(bio_target, loopdev.path) as w:
+                w.read(4096, BLOCK_READS)
+            with Workload(fs_target) as child:
+                child.send(f"ops {fs.path / 'marked'}")
+                child.finish()
+            scrape_with_prometheus(tmp_path, d, prom, loopdev)
+    finally:
+        fs.close()
+
+
+def scrape_with_prometheus(tmp_path, d, prom, loopdev):
+    """A Prometheus server scraping d: the series the test asserts on."""
+    pport = free_port()
+    (tmp_path / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n"
+        "scrape_configs:\n  - job_name: tracekit\n"
+        f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
+    p = subprocess.Popen([prom, f"--config.file={tmp_path}/prometheus.yml",
+                          f"--storage.tsdb.path={tmp_path}/data",
+                          f"--web.listen-address=127.0.0.1:{pport}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        result = prometheus_query(pport, 'tracekit_collector_up{collector="syscalls"}')
+        ios = prometheus_query(
+            pport, f'tracekit_block_ios_total{{disk="{loopdev.name}",op="read"}}')
+        writes = prometheus_query(
+            pport, 'tracekit_fs_op_latency_seconds_count{fs="xfs",op="write"}')
+    finally:
+        p.terminate()
+        err = p.communicate(timeout=30)[1].decode(errors="replace")
     assert len(result) == 1, err[-2000:]
     assert result[0]["metric"]["job"] == "tracekit"
     assert result[0]["metric"]["collector"] == "syscalls"
     assert result[0]["value"][1] == "1"
+    assert [r["value"][1] for r in ios] == [str(len(BLOCK_READS))], err[-2000:]
+    assert [r["value"][1] for r in writes] == ["3"], err[-2000:]
+
+
+def prometheus_query(port, query):
+    """The result of an instant query, once the server has one (it
+    scrapes every second); [] after two minutes without."""
+    q = urllib.parse.quote(query)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/query?query={q}",
+                                        timeout=10) as r:
+                result = json.load(r)["data"]["result"]
+            if result:
+                return result
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        time.sleep(1)
+    return []
 
 
 def test_unit_file_passes_systemd_analyze_verify(tmp_path):
@@ -490,3 +534,155 @@ def test_make_install_stages_everything(tmp_path):
         assert (tmp_path / f).exists(), f
     unit = (tmp_path / "lib/systemd/system/tracekitd.service").read_text()
     assert "ExecStart=/usr/sbin/tracekitd --config /etc/tracekit/tracekitd.conf" in unit
+
+
+BLOCK_READS = [4096 * k for k in (40, 3, 17, 9, 100, 61, 25)]
+BLOCK_WRITES = [65536 * k for k in (7, 2, 12)]
+
+
+@pytest.mark.kernel
+def test_block_collector_counts_ios_bytes_and_latency_exactly(tmp_path, loopdev, bio_target):
+    """block = yes: the test's O_DIRECT reads and writes of its loop
+    device, exactly, per disk and operation: I/Os, bytes, and as many
+    latencies in the histogram; promtool accepts the whole scrape."""
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=False,
+                 vfsstat=False, block=True)
+    with Daemon(config=str(conf)) as d, BioTarget(bio_target, loopdev.path) as w:
+        before = samples(d.scrape())
+        w.read(4096, BLOCK_READS)
+        w.write(65536, BLOCK_WRITES)
+        text = d.scrape()
+    after = samples(text)
+    assert value(after, "tracekit_collector_up", collector="block") == 1
+
+    def delta(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    disk = loopdev.name
+    assert {k: v - value(before, "tracekit_block_ios_total", **dict(k))
+            for k, v in series(after, "tracekit_block_ios_total").items()
+            if dict(k)["disk"] == disk} == {
+        frozenset({("disk", disk), ("op", "read")}): len(BLOCK_READS),
+        frozenset({("disk", disk), ("op", "write")}): len(BLOCK_WRITES)}
+    assert delta("tracekit_block_io_bytes_total", disk=disk, op="read") == 4096 * len(BLOCK_READS)
+    assert delta("tracekit_block_io_bytes_total", disk=disk, op="write") == \
+        65536 * len(BLOCK_WRITES)
+    name = "tracekit_block_io_latency_seconds"
+    for op, n in (("read", len(BLOCK_READS)), ("write", len(BLOCK_WRITES))):
+        assert delta(name + "_count", disk=disk, op=op) == n
+        assert delta(name + "_bucket", disk=disk, op=op, le="+Inf") == n
+        assert delta(name + "_sum", disk=disk, op=op) > 0
+        buckets = sorted((float(dict(k)["le"]), v) for k, v in
+                         series(after, name + "_bucket").items()
+                         if dict(k)["disk"] == disk and dict(k)["op"] == op)
+        assert len(buckets) == 32 and buckets[0][0] == 2e-06
+        counts = [v for _, v in buckets]
+        assert counts == sorted(counts), "buckets are cumulative"
+    res = subprocess.run(["promtool", "check", "metrics"], input=text,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_block_and_fs_collectors_are_off_unless_enabled(tmp_path):
+    """Neither the defaults nor the shipped file run them."""
+    conf = tmp_path / "c.conf"
+    conf.write_text("[collectors]\nsyscalls = yes\n")
+    for config in (str(conf), str(ROOT / "tools/tracekitd.conf")):
+        with Daemon(config=config) as d:
+            s = samples(d.scrape())
+        up = {dict(k)["collector"] for k in series(s, "tracekit_collector_up")}
+        assert "syscalls" in up and "block" not in up and "fs" not in up, up
+        assert not series(s, "tracekit_block_ios_total")
+        assert not series(s, "tracekit_fs_op_latency_seconds_count")
+
+
+def only_user_of(fs):
+    """fs, when no other mount has its type: the collector counts a file
+    system type system-wide, so exact counts need the test's mount to be
+    the only one (the root here is ext4: the tests use xfs and btrfs)."""
+    with open("/proc/self/mounts") as f:
+        others = [line.split()[1] for line in f
+                  if line.split()[2] == fs.type and line.split()[1] != str(fs.path)]
+    if others:
+        fs.close()
+        pytest.skip(f"{fs.type} is mounted elsewhere too ({others[0]}): "
+                    "its operations there would count")
+    return fs
+
+
+FS_OPS = {op: sum(1 for o, _, _ in FS_EXPECTED if o == op) for op, _, _ in FS_EXPECTED}
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("method", ["tp", "fentry", "kprobe"])
+@pytest.mark.parametrize("fstype", ["xfs", "btrfs"])
+def test_fs_collector_counts_each_operation_exactly(tmp_path, fs_target, fstype, method):
+    """fs = yes: the child's 8 operations on a file system of the test's
+    own (open, 3 writes, 2 reads, fsync, fstat), exactly, per operation:
+    _count, +Inf == _count, 32 cumulative le buckets from 2 us; each way
+    of tracing (the syscall tracepoints are this host's; the log says what
+    they cannot see); promtool accepts the scrape."""
+    if method != "tp":
+        require(method)
+    fs = only_user_of(MountedFs(tmp_path, fstype))
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=False,
+                 vfsstat=False, fs=True, fs_types=fstype)
+    try:
+        with Daemon(config=str(conf), env={"TRACEKIT_ATTACH": method}) as d, \
+                Workload(fs_target) as child:
+            before = samples(d.scrape())
+            child.send(f"ops {fs.path / 'marked'}")
+            child.finish()
+            text = d.scrape()
+            _, err, rc = d.stop()
+    finally:
+        fs.close()
+    assert rc == 0, err
+    after = samples(text)
+    assert value(after, "tracekit_collector_up", collector="fs") == 1
+    way = "syscall tracepoints" if method == "tp" else "its kernel functions"
+    assert f"collector fs: {fstype} by {way}" in err, err
+    assert ("cannot see mmap'd I/O" in err) == (method == "tp"), err
+
+    name = "tracekit_fs_op_latency_seconds"
+
+    def delta(metric, **labels):
+        return value(after, metric, **labels) - value(before, metric, **labels)
+
+    counts = {dict(k)["op"]: v - value(before, name + "_count", **dict(k))
+              for k, v in series(after, name + "_count").items()}
+    assert counts == {op: FS_OPS.get(op, 0)
+                      for op in ("read", "write", "open", "fsync", "getattr")}, counts
+    assert {dict(k)["fs"] for k in series(after, name + "_count")} == {fstype}
+    for op, n in FS_OPS.items():
+        assert delta(name + "_bucket", fs=fstype, op=op, le="+Inf") == n
+        assert delta(name + "_sum", fs=fstype, op=op) > 0
+        buckets = sorted((float(dict(k)["le"]), v) for k, v in
+                         series(after, name + "_bucket").items()
+                         if dict(k)["op"] == op)
+        assert len(buckets) == 32 and buckets[0][0] == 2e-06  # the last: +Inf
+        counts = [v for _, v in buckets]
+        assert counts == sorted(counts), "buckets are cumulative"
+        assert counts[-1] == value(after, name + "_count", fs=fstype, op=op)
+    res = subprocess.run(["promtool", "check", "metrics"], input=text,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_fs_collector_skips_an_absent_file_system(tmp_path):
+    """A file system the kernel has not is logged and left out; the
+    collector runs for the others."""
+    if has_fs("nfs"):
+        pytest.skip("this kernel has nfs: no absent file system to name")
+    conf = tmp_path / "c.conf"
+    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=False,
+                 vfsstat=False, fs=True, fs_types="ext4 nfs")
+    with Daemon(config=str(conf)) as d:
+        s = samples(d.scrape())
+        _, err, rc = d.stop()
+    assert rc == 0, err
+    assert "collector fs: nfs skipped: not in /proc/filesystems" in err, err
+    assert value(s, "tracekit_collector_up", collector="fs") == 1
+    assert {dict(k)["fs"] for k in series(s, "tracekit_fs_op_latency_seconds_count")} == {"ext4"}

@@ -105,6 +105,32 @@ static int collector_index(const char *name)
 	return -1;
 }
 
+/* fs_types: known names (libtrace/fstypes.c's, which config.c does not
+ * link: the fuzzer builds it alone), space-separated, each once at most. */
+static int check_fs_types(const char *v, char *err, size_t errlen)
+{
+	static const char *const known[] = { "ext4", "xfs", "btrfs", "nfs" };
+	char copy[64], *tok, *save = NULL;
+	unsigned seen = 0, i;
+
+	if (strlen(v) >= sizeof(copy)) {
+		snprintf(err, errlen, "fs_types: bad value '%s' (too long)", v);
+		return -1;
+	}
+	strcpy(copy, v);
+	for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		for (i = 0; i < 4 && strcmp(tok, known[i]); i++)
+			;
+		if (i == 4 || seen & 1u << i) {
+			snprintf(err, errlen, "fs_types: %s '%s' (ext4, xfs, btrfs, nfs, "
+				 "space-separated)", i == 4 ? "unknown file system" : "repeated", tok);
+			return -1;
+		}
+		seen |= 1u << i;
+	}
+	return 0;
+}
+
 /* inih calls this per key; 0 stops the parse at this line. */
 static int on_key(void *user, const char *section, const char *key,
 		  const char *value)
@@ -142,9 +168,15 @@ static int on_key(void *user, const char *section, const char *key,
 		return 0;
 	}
 	if (!strcmp(section, "collectors")) {
+		if (!strcmp(key, "fs_types")) {
+			if (check_fs_types(value, p->err, sizeof(p->err)))
+				return 0;
+			strcpy(c->fs_types, value);
+			return 1;
+		}
 		if ((i = collector_index(key)) < 0) {
 			snprintf(p->err, sizeof(p->err),
-				 "unknown collector '%s' (syscalls, execs, runqlat, tcpconnect, vfsstat)",
+				 "unknown collector '%s' (syscalls, execs, runqlat, tcpconnect, vfsstat, block, fs; fs_types)",
 				 key);
 			return 0;
 		}
@@ -171,7 +203,7 @@ static void defaults(struct config *c)
 	strcpy(c->listen, TRACEKITD_DEFAULT_LISTEN);
 	c->max_series = TRACEKITD_DEFAULT_MAX_SERIES;
 	for (i = 0; i < N_COLLECTORS; i++)
-		c->enabled[i] = true;
+		c->enabled[i] = !collectors[i]->off_by_default;
 }
 
 int config_load(struct config *c, const char *path, bool path_given,

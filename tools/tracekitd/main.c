@@ -27,6 +27,8 @@ const struct collector *const collectors[N_COLLECTORS] = {
 	[COLLECT_RUNQLAT] = &collector_runqlat,
 	[COLLECT_TCPCONNECT] = &collector_tcpconnect,
 	[COLLECT_VFSSTAT] = &collector_vfsstat,
+	[COLLECT_BLOCK] = &collector_block,
+	[COLLECT_FS] = &collector_fs,
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -100,13 +102,16 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 }
 
 static const char doc[] =
-	"Count syscalls, execs, run queue latency, TCP connects and VFS calls "
-	"with BPF, always on, and serve them to Prometheus at "
+	"Count syscalls, execs, run queue latency, TCP connects, VFS calls, block I/O "
+	"and file system operation latency with BPF, always on, and serve them to Prometheus at "
 	"http://" TRACEKITD_DEFAULT_LISTEN "/metrics.\v"
 	"The configuration is an INI file:\n\n"
 	"  [tracekitd]\n  listen = 127.0.0.1:9949\n  max_series = 1000\n  strict = no\n\n"
 	"  [collectors]\n  syscalls = yes\n  execs = yes\n  runqlat = yes\n"
-	"  tcpconnect = yes\n  vfsstat = yes\n\n"
+	"  tcpconnect = yes\n  vfsstat = yes\n  block = no\n  fs = no\n"
+	"  fs_types = ext4 xfs\n\n"
+	"fs_types: the fs collector's file systems (default: ext4 xfs btrfs nfs, "
+	"those the kernel has).\n"
 	"Options override the file. SIGHUP reloads it; SIGTERM detaches everything "
 	"and exits 0.";
 
@@ -270,8 +275,8 @@ static void reload(void)
 		tk_warn("reloaded %s", args.config_path);
 	}
 	n = count_running(names, sizeof(names));
-	notify("READY=1\nSTATUS=%d collectors running (%s), serving http://%s/metrics",
-	       n, names, config.listen);
+	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
+	       n, n == 1 ? "" : "s", names, config.listen);
 }
 
 static double now_s(void)
@@ -347,10 +352,10 @@ int main(int argc, char **argv)
 	state_unlock();
 	drop_capabilities();
 	n = count_running(names, sizeof(names));
-	tk_warn("%d collectors running (%s); metrics at http://%s/metrics", n, names,
-		config.listen);
-	notify("READY=1\nSTATUS=%d collectors running (%s), serving http://%s/metrics",
-	       n, names, config.listen);
+	tk_warn("%d collector%s running (%s); metrics at http://%s/metrics", n,
+		n == 1 ? "" : "s", names, config.listen);
+	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
+	       n, n == 1 ? "" : "s", names, config.listen);
 	tk_ready();
 	main_loop();
 	notify("STOPPING=1");

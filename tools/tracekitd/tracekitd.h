@@ -23,6 +23,8 @@ enum collector_id {
 	COLLECT_RUNQLAT,
 	COLLECT_TCPCONNECT,
 	COLLECT_VFSSTAT,
+	COLLECT_BLOCK,
+	COLLECT_FS,
 	N_COLLECTORS,
 };
 
@@ -31,6 +33,9 @@ struct config {
 	unsigned long max_series; /* per labelled metric */
 	bool strict;              /* a collector that cannot start is fatal */
 	bool enabled[N_COLLECTORS];
+	/* fs_types: the fs collector's file systems, space-separated names
+	 * of libtrace/fstypes.c's; empty: those in /proc/filesystems. */
+	char fs_types[64];
 };
 
 /* Defaults, then the file (a missing default file is no error, a missing
@@ -56,10 +61,13 @@ struct collector {
 	void (*stop)(void);
 	/* The loaded object, for the health metrics; NULL when stopped. */
 	struct bpf_object *(*object)(void);
+	/* Not run unless the configuration enables it. */
+	bool off_by_default;
 };
 
 extern const struct collector collector_syscalls, collector_execs,
-	collector_runqlat, collector_tcpconnect, collector_vfsstat;
+	collector_runqlat, collector_tcpconnect, collector_vfsstat, collector_block,
+	collector_fs;
 extern const struct collector *const collectors[N_COLLECTORS];
 
 /* A collector's skeleton NAME (bpftool's NAME, NAME__destroy): defines
