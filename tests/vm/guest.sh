@@ -41,6 +41,9 @@ tmp=$(mktemp /tmp/check-vm.XXXXXX) && rm -f "$tmp" || problem "/tmp is not writa
 
 echo "guest: mounts:"
 awk '$3 ~ /^(tracefs|debugfs|cgroup2?|bpf|tmpfs|overlay|9p|virtiofs)$/ { print "  " $2 " " $3 }' /proc/mounts
+# /tmp is of the guest's memory: a test that leaves big files there fills
+# it for every test after (ENOSPC); the use at the end tells.
+echo "guest: /tmp at the start: $(df -h --output=used,size /tmp | tail -1)"
 
 if [ ${#problems[@]} -gt 0 ]; then
 	printf '%s\n' "${problems[@]}" > "$res/env-problems"
@@ -66,6 +69,7 @@ start=$(date +%s)
 	"${where[@]}" "${args[@]}"
 rc=$?
 echo "guest: pytest exit $rc after $(( $(date +%s) - start )) s"
+echo "guest: /tmp at the end: $(df -h --output=used,size /tmp | tail -1)"
 echo "$rc" > "$res/rc"
 sync
 exit "$rc"
