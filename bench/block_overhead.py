@@ -11,7 +11,9 @@ of several bursts. Tracers alternate with untraced runs as bench/overhead.py
 says (each tracer run between two untraced runs, rotating order); the
 table gives medians over the rounds. All tools trace every disk with their
 default options; biosnoop's output (one line per request) goes to a pipe
-that this script drains.
+that this script drains. The floor: empty programs on the same two
+tracepoints (bench/block_overhead_floor.bpf.c), what any tracer of issue
+and completion pays before its own work.
 
 libbpf-tools' biosnoop attaches a kernel function (blk_account_io_start:
 fentry or kprobe); where the kernel refuses both it cannot load, and its
@@ -44,6 +46,7 @@ from pathlib import Path
 from overhead import ROOT, Tracer, alternate, build, die, table_rows
 
 SIZE = 256 << 20  # the loop device: 65536 blocks of 4 KiB
+FLOOR = "floor: empty raw_tp x2"
 
 
 def measure(prog, dev, reads, bursts):
@@ -145,7 +148,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="block-bench-")
     dev = None
     try:
-        build(tmp, programs=[("bio_randread", "bio_randread.c")], floor=False)
+        build(tmp, programs=[("bio_randread", "bio_randread.c")],
+              bpf=[("floor.bpf.o", "block_overhead_floor.bpf.c")])
         prog = f"{tmp}/bio_randread"
         img = f"{tmp}/loop.img"
         with open(img, "wb") as f:
@@ -164,6 +168,8 @@ def main():
                    "line", expect=hist),
             Tracer("tracekit biosnoop", [str(tk["biosnoop"])], "fd",
                    expect=rf"\s{disk}\s+R\s", drain=True),
+            Tracer(FLOOR, [f"{tmp}/floor", f"{tmp}/floor.bpf.o", "floor_issue",
+                           "floor_complete"], "line"),
         ]
         snoop_err = peer_error([str(peer["biosnoop"]), "-v"])
         if snoop_err is None:
@@ -228,6 +234,12 @@ def main():
                      f"libbpf-tools' biosnoop cannot load on this kernel: `{snoop_err}`; "
                      "its blk_account_io_start is a kernel-function probe, and this kernel "
                      "refuses fentry and has no kprobes).")
+    fl = med[FLOOR]
+    lines.append(f"Above the floor of two empty programs on the same tracepoints "
+                 f"({fl:+.0f} ns per read: what any tracer of issue and completion pays), "
+                 f"tracekit's biolatency costs {tk_l - fl:+.0f} ns per read and libbpf-tools' "
+                 f"{lt_l - fl:+.0f} ns ({(tk_l - fl) / (lt_l - fl):.2f}); the target would "
+                 f"need tracekit's whole overhead under {lt_l / 2:.0f} ns.")
     ns = {n: statistics.median(c for _, c in v) for n, v in cost.items()}
     lines += ["", "BPF run time per request (kernel BPF stats, BPF_ENABLE_STATS: each "
               "tool's programs' run time over one burst, divided by the runs of its "

@@ -18,7 +18,7 @@ struct biolat_key {
 struct biolat_hist {
 	unsigned long long slots[BIOLAT_SLOTS];
 	unsigned long long count;
-	unsigned long long sum;   /* in the histogram's unit */
+	unsigned long long sum_ns; /* of the latencies, in ns */
 	unsigned long long bytes; /* tracekitd's block collector only */
 };
 

@@ -22,6 +22,19 @@ static __always_inline u32 tk_log2(u64 v)
 	return r;
 }
 
+/* tk_log2(ns / unit) without the division (a 64-bit division costs
+ * tens of ns on a hot path), for unit in [2^k, 2^(k+1)): log2(ns / unit)
+ * is log2(ns) - k or one less, the first when ns >= unit << that. */
+static __always_inline u32 tk_log2_div(u64 ns, u64 unit, u32 k)
+{
+	u32 c;
+
+	if (ns < 2 * unit)   /* ns / unit is 0 or 1 */
+		return 0;
+	c = tk_log2(ns);     /* >= k + 1 */
+	return ns >= unit << (c - k) ? c - k : c - k - 1;
+}
+
 /* The bucket of v in bcc's log2 histograms: bucket 0 holds 0 and 1,
  * bucket b > 0 holds [2^b, 2^(b+1) - 1]. */
 static __always_inline u32 tk_log2_slot(u64 v)

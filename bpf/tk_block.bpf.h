@@ -247,6 +247,114 @@ static __always_inline int tk_block_issue_keep(void *ctx, struct request *rq)
 	return tk_block_issue(rq);
 }
 
+#ifdef TK_BLOCK_STAMPS
+/* The issue times of requests in flight, for a tool that needs nothing
+ * else of a request's issue (biolatency without a task filter): it
+ * reads the rest at completion. A slot per request in an array, found
+ * from the request's address, instead of the hash map: a hash map's
+ * update and delete each take a bucket lock and copy a value, and were
+ * most of biolatency's cost per request (bench/RESULTS.md, block).
+ *
+ * A request's home slot is a hash of its address; issue claims the
+ * first of TK_BLOCK_STAMP_PROBES slots from there that is free or
+ * already its own (a requeued request issued again) with a
+ * compare-and-swap, and writes the time; completion takes the first
+ * slot holding the request, reads the time and frees the slot. Issue
+ * returns before the driver has the request, so its completion never
+ * sees a slot half written. A request that finds all its slots taken
+ * goes to tk_block_start, the hash map, instead: none is lost to a
+ * collision. Compare-and-swap is a BPF instruction since Linux 5.12;
+ * tk_block_configure loads these programs only where the kernel takes
+ * it (tk_bpf_has_atomics), the hash map path elsewhere.
+ *
+ * raw_tp only: a tp_btf program's request is a typed pointer, and the
+ * verifier refuses the arithmetic of the hash on it. */
+#define TK_BLOCK_STAMP_SLOTS 8192   /* a power of 2 */
+#define TK_BLOCK_STAMP_PROBES 4
+
+struct tk_block_stamp {
+	__u64 rq;      /* the request's address; 0: free */
+	__u64 issue_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TK_BLOCK_STAMP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tk_block_stamp);
+} tk_block_stamps SEC(".maps");
+
+/* Fibonacci hashing: the top bits of the address times 2^64/phi. */
+static __always_inline __u32 tk_block_stamp_home(__u64 rq)
+{
+	return (rq * 0x9E3779B97F4A7C15ULL) >> (64 - 13);
+}
+
+static __always_inline void tk_block_stamp_issue(__u64 rq)
+{
+	__u32 home = tk_block_stamp_home(rq), i, k;
+	struct tk_block_stamp *p;
+	struct tk_bio_start s = {};
+
+	for (i = 0; i < TK_BLOCK_STAMP_PROBES; i++) {
+		k = (home + i) & (TK_BLOCK_STAMP_SLOTS - 1);
+		p = bpf_map_lookup_elem(&tk_block_stamps, &k);
+		if (!p)
+			return;
+		if (p->rq == rq || __sync_val_compare_and_swap(&p->rq, 0, rq) == 0) {
+			p->issue_ns = bpf_ktime_get_ns();
+			return;
+		}
+	}
+	s.issue_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&tk_block_start, &rq, &s, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+}
+
+/* rq's issue time into *issue_ns, its slot (or hash map entry) freed;
+ * false for a request not seen issued. */
+static __always_inline bool tk_block_stamp_take(__u64 rq, __u64 *issue_ns)
+{
+	__u32 home = tk_block_stamp_home(rq), i, k;
+	struct tk_block_stamp *p;
+	struct tk_bio_start *s;
+
+	for (i = 0; i < TK_BLOCK_STAMP_PROBES; i++) {
+		k = (home + i) & (TK_BLOCK_STAMP_SLOTS - 1);
+		p = bpf_map_lookup_elem(&tk_block_stamps, &k);
+		if (!p)
+			return false;
+		if (p->rq == rq) {
+			*issue_ns = p->issue_ns;
+			/* after the read: an issue elsewhere may claim it now */
+			__sync_val_compare_and_swap(&p->rq, rq, 0);
+			return true;
+		}
+	}
+	s = bpf_map_lookup_elem(&tk_block_start, &rq);
+	if (!s)
+		return false;
+	*issue_ns = s->issue_ns;
+	bpf_map_delete_elem(&tk_block_start, &rq);
+	return true;
+}
+
+/* The tool's programs for this path: raw_tp only (above). */
+#define TK_BLOCK_STAMP_PROGS(complete_fn)                                   \
+	SEC("raw_tp/block_rq_issue")                                        \
+	int BPF_PROG(stamp_rq_issue_raw_tp)                                 \
+	{                                                                   \
+		tk_block_stamp_issue((__u64)tk_block_rq(ctx));              \
+		return 0;                                                   \
+	}                                                                   \
+	SEC("raw_tp/block_rq_complete")                                     \
+	int BPF_PROG(stamp_rq_complete_raw_tp, struct request *rq, int error, \
+		     unsigned int nr_bytes)                                 \
+	{                                                                   \
+		return complete_fn(ctx, rq, nr_bytes);                      \
+	}
+#endif
+
 #ifdef TK_BLOCK_WHO
 SEC("tp_btf/block_getrq")
 int BPF_PROG(block_getrq_tp_btf)

@@ -11,6 +11,7 @@
 #include "bpf.h"
 #include "kbtf.h"
 #include "opts.h"
+#include "tk_features.h"
 #include "tk_block.h"
 
 unsigned int tk_disk_arg(const char *option, const char *name)
@@ -124,6 +125,18 @@ int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 		err = tk_set_rodata(obj, "tk_block_who_on", &who_on, sizeof(who_on));
 	if (!who_on)
 		tk_programs_off(obj, "block_getrq_");
+	/* A tool with TK_BLOCK_STAMPS keeps only issue times, in slots
+	 * claimed by compare-and-swap, where nothing else of a request's
+	 * issue is needed (no submitter) and the kernel has the instruction;
+	 * else the hash map of whole issue states. */
+	if (bpf_object__find_program_by_name(obj, "stamp_rq_issue_raw_tp")) {
+		if (!who_on && tk_bpf_has_atomics()) {
+			tk_programs_off(obj, "block_rq_issue_");
+			tk_programs_off(obj, "block_rq_complete_");
+		} else {
+			tk_programs_off(obj, "stamp_rq_");
+		}
+	}
 	return err == -ENOENT ? 0 : err;
 }
 

@@ -403,6 +403,34 @@ static int load_prog(enum bpf_prog_type type, enum bpf_attach_type eat,
 	return fd < 0 ? (errno ? -errno : fd) : fd;
 }
 
+bool tk_bpf_has_atomics(void)
+{
+	static int known = -1;  /* the answer does not change: probe once */
+	/* *(u64 *)(fp - 8) = 0; r0 = cmpxchg(fp - 8, r0 = 0, r1 = 1);
+	 * r0 = 0; exit. A kernel before BPF_ATOMIC's compare-and-swap
+	 * (5.12) refuses the instruction ("BPF_STX uses reserved fields"). */
+	static const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_0, .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
+		{ .code = BPF_STX | BPF_DW | BPF_ATOMIC, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	if (known < 0) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, "tk_atomics", "GPL", prog,
+				   sizeof(prog) / sizeof(prog[0]), NULL);
+		known = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return known;
+}
+
 static int perf_open(__u32 type, __u64 config, __u64 config1, __u64 config2)
 {
 	struct perf_event_attr attr = {

@@ -66,6 +66,10 @@ int tk_feature_by_name(const char *name);
  * raises it on kernels that need it). */
 void tk_feature_probe(enum tk_feature_id id, struct tk_feature *out);
 
+/* Does the kernel take BPF's atomic compare-and-swap (Linux 5.12)?
+ * Probed once by loading a program that uses it. */
+bool tk_bpf_has_atomics(void);
+
 /* True when this process may load tracing programs: CAP_SYS_ADMIN, or
  * CAP_BPF and CAP_PERFMON. */
 bool tk_privileged(void);

@@ -1,5 +1,6 @@
 /* biolatency: summarize block device I/O latency as a histogram. */
 #include <bpf/bpf.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,12 @@ static int by_label(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->label, ((const struct entry *)b)->label);
 }
 
+/* The latencies' sum in the histogram's unit (BPF keeps ns). */
+static unsigned long long sum(const struct entry *e)
+{
+	return e->h.sum_ns / (env.millis ? 1000000 : 1000);
+}
+
 static void print_one(const struct entry *e)
 {
 	const char *name = env.per_disk ? "disk" : env.per_flags ? "flags" : NULL;
@@ -123,7 +130,7 @@ static void print_one(const struct entry *e)
 			tk_json_uint(&j, "minor", TK_KDEV_MINOR(e->key.dev));
 		}
 		tk_hist_json_log2(&j, e->h.slots, BIOLAT_SLOTS, unit());
-		tk_json_uint(&j, "sum", e->h.sum);
+		tk_json_uint(&j, "sum", sum(e));
 		tk_json_end(&j);
 		return;
 	}
@@ -135,7 +142,35 @@ static void print_one(const struct entry *e)
 	tk_hist_print_log2(stdout, e->h.slots, BIOLAT_SLOTS, unit());
 	if (env.extension && e->h.count)
 		printf("\navg = %llu %s, total: %llu %s, count: %llu\n",
-		       e->h.sum / e->h.count, unit(), e->h.sum, unit(), e->h.count);
+		       sum(e) / e->h.count, unit(), sum(e), unit(), e->h.count);
+}
+
+/* The interval's one histogram (no -D, -F): hist_total's per-CPU
+ * counts summed, less their sums at the last interval (BPF's counts
+ * only grow: none lost between a read and a reset). */
+static void take_total(struct biolatency_bpf *skel, struct biolat_hist *out)
+{
+	static struct biolat_hist last;
+	struct biolat_hist now = { 0 };
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct biolat_hist *per = calloc(ncpu, sizeof(*per));
+	unsigned int zero = 0;
+
+	if (!per || bpf_map__lookup_elem(skel->maps.hist_total, &zero, sizeof(zero), per,
+					 ncpu * sizeof(*per), 0))
+		tk_fail("reading biolatency's histogram: %s", strerror(errno));
+	for (c = 0; c < ncpu; c++) {
+		for (i = 0; i < BIOLAT_SLOTS; i++)
+			now.slots[i] += per[c].slots[i];
+		now.count += per[c].count;
+		now.sum_ns += per[c].sum_ns;
+	}
+	free(per);
+	for (i = 0; i < BIOLAT_SLOTS; i++)
+		out->slots[i] = now.slots[i] - last.slots[i];
+	out->count = now.count - last.count;
+	out->sum_ns = now.sum_ns - last.sum_ns;
+	last = now;
 }
 
 /* Every histogram of the interval, by label; read ones are deleted. */
@@ -147,21 +182,24 @@ static void print_interval(void *arg, int seq)
 	char buf[16];
 
 	(void)seq;
-	n = tk_map_take_all(skel->maps.hists, entries, sizeof(entries[0]),
-			    offsetof(struct entry, h), BIOLAT_MAX_KEYS);
-	for (i = 0; i < n; i++)
-		label_of(&entries[i]);
-	qsort(entries, n, sizeof(entries[0]), by_label);
 	if (!tk_opts.json) {
 		putchar('\n');
 		if (tk_opts.time)
 			printf("%-8s\n", tk_time_str(buf, sizeof(buf)));
 	}
-	if (!n && !env.per_disk && !env.per_flags) {
-		struct entry none = { 0 };
+	if (!env.per_disk && !env.per_flags) {
+		struct entry total = { 0 };
 
-		print_one(&none);   /* an empty interval is still one histogram */
+		take_total(skel, &total.h);
+		print_one(&total);   /* an empty interval is still one histogram */
+		fflush(stdout);
+		return;
 	}
+	n = tk_map_take_all(skel->maps.hists, entries, sizeof(entries[0]),
+			    offsetof(struct entry, h), BIOLAT_MAX_KEYS);
+	for (i = 0; i < n; i++)
+		label_of(&entries[i]);
+	qsort(entries, n, sizeof(entries[0]), by_label);
 	for (i = 0; i < n; i++)
 		print_one(&entries[i]);
 	fflush(stdout);

@@ -1,6 +1,8 @@
 """biolatency end to end: a workload makes a known number of O_DIRECT
 reads and writes of loop devices; the histograms must count exactly
 those, per disk, per flags, and for the disk or process filtered."""
+import json
+
 import pytest
 
 from blockdev import BioTarget, bio_target, loopdev, loopdev_b  # noqa: F401
@@ -68,6 +70,30 @@ def test_pid_filter(loopdev, bio_target):
     assert rc == 0, err
     (h,) = hists(out)
     assert h["total"] == 8 and h["unit"] == "msecs"
+
+
+@pytest.mark.kernel
+def test_each_interval_counts_its_own_requests(loopdev, bio_target):
+    """With an interval and no -D or -F (the one per-CPU histogram, whose
+    counts userspace differences between intervals): the intervals up to
+    the one that shows the 7 reads count exactly 7, and the ones after
+    it exactly the 3 writes made then."""
+    with Tool("biolatency", "-j", "-d", loopdev.name, "1") as t, \
+            BioTarget(bio_target, loopdev.path) as w:
+        w.read(4096, READS)
+        before = 0
+        while before < len(READS):
+            line = t.proc.stdout.readline()
+            assert line, "biolatency ended early"
+            rec = json.loads(line)
+            if rec["type"] == "histogram":
+                assert sum(b["count"] for b in rec["buckets"]) == rec["total"]
+                before += rec["total"]
+        assert before == len(READS)
+        w.write(65536, WRITES)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    assert sum(h["total"] for h in hists(out)) == len(WRITES)
 
 
 def test_text_histogram_per_disk_with_extension(loopdev, bio_target):

@@ -87,7 +87,7 @@ static int read_rows(void)
 		for (b = 0; b < BIOLAT_SLOTS; b++)
 			rows[i].h.slots[b] += h.slots[b];
 		rows[i].h.count += h.count;
-		rows[i].h.sum += h.sum;
+		rows[i].h.sum_ns += h.sum_ns;
 		rows[i].h.bytes += h.bytes;
 	}
 	return n;
@@ -104,7 +104,7 @@ static void write_metrics(FILE *f)
 
 		/* Buckets of whole microseconds: le = 2^(b+1) us. */
 		tk_prom_log2_histogram(f, "tracekit_block_io_latency_seconds", rows[i].h.slots,
-				       BIOLAT_SLOTS, 1e-6, rows[i].h.sum / 1e6, labels, 2);
+				       BIOLAT_SLOTS, 1e-6, rows[i].h.sum_ns / 1e9, labels, 2);
 	}
 	tk_prom_family(f, "tracekit_block_ios_total", "counter",
 		       "Block I/Os completed, by disk and operation.");
