@@ -29,6 +29,7 @@ from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root, 
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
+INTERRUPTS_AT_START = 0.0  # interrupts_at_start
 SPIN = 2.0          # seconds of CPU time in c()
 TOLERANCE = 0.15    # see the module docstring
 CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer",
@@ -188,7 +189,23 @@ def expected(cpu_seconds, hz=HZ):
     return cpu_seconds * hz
 
 
-def assert_about(n, want):
+def interrupt_seconds():
+    """The time all CPUs have spent in hard and soft interrupts and had
+    stolen by the hypervisor (/proc/stat's irq, softirq and steal, in
+    USER_HZ ticks)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return sum(int(x) for x in fields[6:9]) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.fixture(autouse=True)
+def interrupts_at_start():
+    """Where interrupt_seconds() stood when the test began (assert_about)."""
+    global INTERRUPTS_AT_START
+    INTERRUPTS_AT_START = interrupt_seconds()
+
+
+def assert_about(n, want, hz=HZ):
     # Under TCG (the VM matrix) a vCPU the host does not run for a while
     # still accounts that time to the spinner, but its sampling hrtimer
     # fires once when it runs again, the missed periods dropped
@@ -200,7 +217,15 @@ def assert_about(n, want):
     # both ways.
     low = 0.85 if EMULATED_CPU else TOLERANCE
     high = 1.5 if EMULATED_CPU else TOLERANCE
-    assert want * (1 - low) <= n <= want * (1 + high), (n, want)
+    # A sample lands on the task that was interrupted, also while the CPU
+    # served a hard or soft interrupt (or the hypervisor ran something
+    # else), and the kernel does not charge that time to the task: with
+    # block I/O beside it (a loop device's completions) a spinner got
+    # 1.19x its CPU time's samples. The upper bound takes in all the
+    # interrupt and steal time the kernel reported on any CPU during the
+    # test; on a quiet machine that is about nothing.
+    extra = (interrupt_seconds() - INTERRUPTS_AT_START) * hz
+    assert want * (1 - low) <= n <= want * (1 + high) + extra, (n, want, extra)
 
 
 def chain_re(comm, chain="main;a;b;c", tail=""):
@@ -498,7 +523,7 @@ def test_count_is_the_sample_period_in_ns(progs):
     out, err, pid, (cpu, _) = profile(["-f", "-U", "-c", period, "-p", "PID"], progs["pie"])
     stacks, missed = split_missed(folded(out), err)
     (n,) = matching(stacks, chain_re("stk-pie")).values()
-    assert_about(n + missed, expected(cpu, hz=1e9 / period))
+    assert_about(n + missed, expected(cpu, hz=1e9 / period), hz=1e9 / period)
 
 
 def idle_seconds():
