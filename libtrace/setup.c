@@ -210,11 +210,20 @@ void tk_print_intervals(void (*print)(void *arg, int seq), void *arg)
 {
 	double next = tk_opts.interval ? tk_elapsed() : 0;
 	int seq = 0;
+	bool exiting;
 
 	do {
 		next += tk_opts.interval;
 		tk_sleep_until(tk_opts.interval ? next : -1);
+		exiting = tk_exiting();
 		print(arg, ++seq);
+		/* A signal during that print may have come after what it read
+		 * (a descheduled tool's print takes long): one more, so what
+		 * happened before the signal is printed. A test's writes made
+		 * between a print's read and its Ctrl-C were lost so, under
+		 * TCG. */
+		if (!exiting && tk_exiting() && (!tk_opts.count || seq < tk_opts.count))
+			print(arg, ++seq);
 	} while (!tk_exiting() && (!tk_opts.count || seq < tk_opts.count));
 }
 

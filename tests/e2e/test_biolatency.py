@@ -81,10 +81,11 @@ def test_each_interval_counts_its_own_requests(loopdev, bio_target):
     with Tool("biolatency", "-j", "-d", loopdev.name, "1") as t, \
             BioTarget(bio_target, loopdev.path) as w:
         w.read(4096, READS)
-        before = 0
+        before, seen = 0, []
         while before < len(READS):
             line = t.proc.stdout.readline()
             assert line, "biolatency ended early"
+            seen.append(line)
             rec = json.loads(line)
             if rec["type"] == "histogram":
                 assert sum(b["count"] for b in rec["buckets"]) == rec["total"]
@@ -93,7 +94,7 @@ def test_each_interval_counts_its_own_requests(loopdev, bio_target):
         w.write(65536, WRITES)
         out, err, rc = t.stop()
     assert rc == 0, err
-    assert sum(h["total"] for h in hists(out)) == len(WRITES)
+    assert sum(h["total"] for h in hists(out)) == len(WRITES), (seen, out)
 
 
 def test_text_histogram_per_disk_with_extension(loopdev, bio_target):
