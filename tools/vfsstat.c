@@ -256,6 +256,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		start = now;
 		next += tk_opts.interval;
+		/* A stop that came during the print (after its read) brings
+		 * one more row, as tk_print_intervals does. */
 		last = last || (tk_opts.count && seq >= tk_opts.count);
 	} while (!last);
 	tk_losses_report(skel->obj);

@@ -256,8 +256,15 @@ def test_rounds_across_intervals_add_up(helper, tmpfs, method):
     rs = rows(out)
     assert len(rs) >= 2
     assert totals(rs) == expected(3)
-    for r in rs[:-1]:  # full intervals; the last one is cut by SIGINT
-        assert 0.9 < r["seconds"] < 2.5, r
+    # Rows are printed on a schedule of whole intervals from the start,
+    # never before their time: a late row (a descheduled tool; 0.18 s
+    # under TCG on a loaded host) makes the next one shorter by as much.
+    # So each full row ends at its interval's end or later; the last row
+    # is cut by SIGINT. (Row seconds are rounded to microseconds.)
+    end = 0.0
+    for k, r in enumerate(rs[:-1], 1):
+        end += r["seconds"]
+        assert r["seconds"] > 0 and end >= k - 1e-5 * k, (k, r, rs)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -308,8 +315,11 @@ def test_interval_and_count_end_by_themselves():
     assert rc == 0, err
     rs = rows(out)
     assert len(rs) == 2
-    assert all(0.9 < r["seconds"] < 1.5 for r in rs), rs
-    assert 1.8 < elapsed < 4
+    # On their schedule or later (test_rounds_across_intervals_add_up):
+    # no upper bound a loaded TCG guest could pass; ending by itself
+    # within wait()'s 30 s is the test.
+    assert rs[0]["seconds"] >= 1 - 1e-5 and rs[0]["seconds"] + rs[1]["seconds"] >= 2 - 2e-5, rs
+    assert elapsed > 1.8
     with Tool("vfsstat", "1", "2") as t:
         out, err, rc = t.wait(timeout=30)
     assert rc == 0, err
