@@ -260,13 +260,15 @@ int BPF_KRETPROBE(kf_aopen_out_kretprobe, int ret)
 SEC("fentry")
 int kf_getattr_in_fentry(u64 *ctx)
 {
-	const struct path *path;
+	/* Both read at constant offsets: clang would otherwise index ctx
+	 * by getattr_path_arg, and the verifier refuses a load from a
+	 * modified ctx pointer ("dereference of modified ctx ptr"), so
+	 * getattr fell back to a kprobe under TRACEKIT_ATTACH=fentry. */
+	u64 a0 = ctx[0], a1 = ctx[1];
 
-	if (getattr_path_arg)
-		path = (const struct path *)ctx[1];
-	else
-		path = (const struct path *)ctx[0];
-	return kf_path(path);
+	barrier_var(a0);
+	barrier_var(a1);
+	return kf_path((const struct path *)(getattr_path_arg ? a1 : a0));
 }
 
 SEC("kprobe")
