@@ -13,7 +13,12 @@
  *
  * kf_*: the file system's own functions (ext4_file_read_iter, ...), at
  * entry and return (fentry/fexit, else kprobe/kretprobe), as bcc: every
- * caller, the time spent in the file system alone.
+ * caller, the time spent in the file system alone. A file system may
+ * open files in two more functions (NFS: NFSv4's own f_op->open,
+ * nfs4_file_open, beside NFSv2/3's nfs_file_open; and its
+ * inode_operations.atomic_open, nfs_atomic_open, which opens a file it
+ * creates or looks up without calling f_op->open): kf_open2_ and
+ * kf_aopen_, left out where the file system has not them.
  *
  * tp_*: syscall tracepoints, the whole system call timed, for files
  * whose super block's type is fs_type (fd -> struct file -> f_inode ->
@@ -44,6 +49,7 @@ struct fsop_pending {
 	u64 ts;
 	u64 offset;
 	struct dentry *de;
+	struct file *file;   /* kf_aopen_: the file it may open */
 	u32 op;
 };
 
@@ -51,6 +57,9 @@ struct fsop_pending {
 #include "tk_pending.bpf.h"
 
 #define FSOP_AT_EMPTY_PATH 0x1000
+/* struct file's f_mode: an atomic_open opened the file (include/linux/fs.h,
+ * since 4.18). */
+#define FSOP_FMODE_OPENED 0x80000
 
 static __always_inline bool fsop_same_type(const char *name, const volatile char *want)
 {
@@ -186,19 +195,80 @@ int BPF_KRETPROBE(kf_##name##_out_kretprobe)                                 \
 
 #define COMMA ,
 KF_FILE(open, FSOP_OPEN, struct inode *inode COMMA struct file *file, file)
+KF_FILE(open2, FSOP_OPEN, struct inode *inode COMMA struct file *file, file)
 KF_FILE(fsync, FSOP_FSYNC, struct file *file, file)
+
+/* atomic_open (struct inode *dir, struct dentry *, struct file *,
+ * unsigned open_flags, umode_t): an open only when it returns 0 with the
+ * file opened. Else it left the open to f_op->open (finish_no_open: a
+ * directory, a dentry already in the cache), or failed. */
+static __always_inline int kf_aopen_begin(struct dentry *de, struct file *file)
+{
+	struct fsop_pending p = { .op = FSOP_OPEN, .de = de, .file = file };
+
+	if (!tk_task_wanted())
+		return 0;
+	p.ts = bpf_ktime_get_ns();
+	tk_pending_put((u32)bpf_get_current_pid_tgid(), &p);
+	return 0;
+}
+
+static __always_inline int kf_aopen_end(void *ctx, int ret)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct fsop_pending *pp = tk_pending_get(tid);
+	struct fsop_pending p;
+	struct file *f;
+
+	if (!pp || pp->op != FSOP_OPEN || !pp->file)
+		return 0;
+	p = *pp;
+	tk_pending_clear(tid, pp);
+	f = p.file;   /* not in BPF_CORE_READ: p's struct is no kernel's */
+	if (ret || !(BPF_CORE_READ(f, f_mode) & FSOP_FMODE_OPENED))
+		return 0;
+	fsop_done(ctx, FSOP_OPEN, p.de, 0, 0, p.ts, bpf_ktime_get_ns() - p.ts);
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(kf_aopen_in_fentry, struct inode *dir, struct dentry *de, struct file *file)
+{
+	return kf_aopen_begin(de, file);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kf_aopen_in_kprobe, struct inode *dir, struct dentry *de, struct file *file)
+{
+	return kf_aopen_begin(de, file);
+}
+
+SEC("fexit")
+int BPF_PROG(kf_aopen_out_fexit, struct inode *dir, struct dentry *de, struct file *file,
+	     unsigned int open_flags, umode_t mode, int ret)
+{
+	return kf_aopen_end(ctx, ret);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kf_aopen_out_kretprobe, int ret)
+{
+	return kf_aopen_end(ctx, ret);
+}
 
 /* getattr: its path is argument getattr_path_arg. */
 SEC("fentry")
 int kf_getattr_in_fentry(u64 *ctx)
 {
-	const struct path *path;
+	/* Both read at constant offsets: clang would otherwise index ctx
+	 * by getattr_path_arg, and the verifier refuses a load from a
+	 * modified ctx pointer ("dereference of modified ctx ptr"), so
+	 * getattr fell back to a kprobe under TRACEKIT_ATTACH=fentry. */
+	u64 a0 = ctx[0], a1 = ctx[1];
 
-	if (getattr_path_arg)
-		path = (const struct path *)ctx[1];
-	else
-		path = (const struct path *)ctx[0];
-	return kf_path(path);
+	barrier_var(a0);
+	barrier_var(a1);
+	return kf_path((const struct path *)(getattr_path_arg ? a1 : a0));
 }
 
 SEC("kprobe")

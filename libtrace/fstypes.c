@@ -7,20 +7,27 @@
 #include <string.h>
 
 #include "fstypes.h"
+#include "functarget.h"
 #include "kbtf.h"
 #include "opts.h"
 #include "setup.h"
 
-/* The functions libbpf-tools' fsslower and fsdist trace. */
+/* The functions libbpf-tools' fsslower and fsdist trace; and NFSv4's
+ * opens, which those miss (bcc's nfsslower traces nfs4_file_open, not
+ * nfs_atomic_open: NFSv4 opens a file it creates there). */
 static const struct tk_fs file_systems[] = {
 	{ "ext4", NULL, { "ext4_file_read_iter", "ext4_file_write_iter",
-			  "ext4_file_open", "ext4_sync_file", "ext4_file_getattr" } },
+			  "ext4_file_open", "ext4_sync_file", "ext4_file_getattr" },
+	  NULL, NULL },
 	{ "xfs", NULL, { "xfs_file_read_iter", "xfs_file_write_iter",
-			 "xfs_file_open", "xfs_file_fsync", "xfs_vn_getattr" } },
+			 "xfs_file_open", "xfs_file_fsync", "xfs_vn_getattr" },
+	  NULL, NULL },
 	{ "btrfs", NULL, { "btrfs_file_read_iter", "btrfs_file_write_iter",
-			   "btrfs_file_open", "btrfs_sync_file", "btrfs_getattr" } },
+			   "btrfs_file_open", "btrfs_sync_file", "btrfs_getattr" },
+	  NULL, NULL },
 	{ "nfs", "nfs4", { "nfs_file_read", "nfs_file_write",
-			   "nfs_file_open", "nfs_file_fsync", "nfs_getattr" } },
+			   "nfs_file_open", "nfs_file_fsync", "nfs_getattr" },
+	  "nfs4_file_open", "nfs_atomic_open" },
 };
 #define N_FS (sizeof(file_systems) / sizeof(file_systems[0]))
 
@@ -121,6 +128,30 @@ void tk_fs_targets(const struct tk_fs *fs)
 		tk_set_target(fam[op][0], NULL, fs->funcs[op], -1);
 		tk_set_target(fam[op][1], NULL, fs->funcs[op], -1);
 	}
+	if (fs->open2) {
+		tk_set_target("kf_open2_in", NULL, fs->open2, -1);
+		tk_set_target("kf_open2_out", NULL, fs->open2, -1);
+	}
+	if (fs->atomic_open) {
+		tk_set_target("kf_aopen_in", NULL, fs->atomic_open, -1);
+		tk_set_target("kf_aopen_out", NULL, fs->atomic_open, -1);
+	}
+}
+
+/* The kf_ programs of an open function of fs's beyond funcs: off when it
+ * has none, or the kernel has not the function (its module is not
+ * loaded: nfsv4 until the first NFSv4 mount). */
+static void other_open(struct bpf_object *obj, const struct tk_fs *fs, const char *func,
+		       const char *prefix)
+{
+	char err[256];
+
+	if (func && !tk_kernel_func_check("/proc/kallsyms", func, err, sizeof(err)))
+		return;
+	if (func)
+		tk_info("%s: %s; its opens are not seen (load its module: %s)", fs->type, err,
+			strcmp(func, "nfs4_file_open") ? fs->type : "modprobe nfsv4");
+	tk_programs_off(obj, prefix);
 }
 
 /* Which argument of inode_operations.getattr is the struct path: 0
@@ -176,6 +207,8 @@ void tk_fs_configure(struct bpf_object *obj, const struct tk_fs *fs, enum tk_way
 	if (way == TK_WAY_KFUNC) {
 		arg = getattr_path_arg();
 		tk_set_rodata(obj, "getattr_path_arg", &arg, sizeof(arg));
+		other_open(obj, fs, fs->open2, "kf_open2_");
+		other_open(obj, fs, fs->atomic_open, "kf_aopen_");
 		return;
 	}
 	strncpy(type, fs->type, sizeof(type) - 1);

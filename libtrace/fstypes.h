@@ -13,6 +13,12 @@ struct tk_fs {
 	const char *type;             /* -t and /proc/filesystems: "ext4" */
 	const char *alt;              /* another name it mounts as ("nfs4"), or NULL */
 	const char *funcs[FSOP_MAX];  /* its functions, by enum fsop */
+	/* Opens elsewhere, or NULL: a second f_op->open (NFSv4's, beside
+	 * NFSv2/3's in funcs), and an inode_operations.atomic_open, which
+	 * opens a file it creates or looks up without f_op->open. A
+	 * function of a module not loaded (nfsv4) is left out (-v says). */
+	const char *open2;
+	const char *atomic_open;
 };
 
 /* "read", "write", "open", "fsync", "getattr"; and bcc's one-letter

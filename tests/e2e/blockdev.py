@@ -267,10 +267,18 @@ class MountedFs:
             self.dev.close()
 
 
-@pytest.fixture(params=["ext4", "xfs", "btrfs"])
+@pytest.fixture(params=["ext4", "xfs", "btrfs", "nfs4", "nfs3"])
 def mounted_fs(request, tmp_path):
-    """Each of ext4, xfs and btrfs in turn (request.param), mounted."""
-    fs = MountedFs(tmp_path, request.param)
+    """Each of ext4, xfs, btrfs and nfs in turn (request.param), mounted;
+    nfs (type "nfs") over loopback from an nfsd of the session's
+    (nfsmount.py), as NFSv4.2 (nfs4) and as NFSv3 (nfs3)."""
+    if request.param.startswith("nfs"):
+        from nfsmount import NfsMount, need_nfs  # it imports this module
+        need_nfs()
+        fs = NfsMount(tmp_path, request.getfixturevalue("nfs_server"),
+                      "4.2" if request.param == "nfs4" else "3")
+    else:
+        fs = MountedFs(tmp_path, request.param)
     try:
         yield fs
     finally:

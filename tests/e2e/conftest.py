@@ -348,6 +348,19 @@ def cgroup(request):
 
 
 @pytest.fixture(scope="session")
+def nfs_server(tmp_path_factory):
+    """One nfsd for the session (nfsmount.py; blockdev.mounted_fs's nfs):
+    here, not imported into each test module, where each would be a
+    session fixture of its own and start a second nfsd."""
+    from nfsmount import NfsServer  # it imports this module
+    server = NfsServer(tmp_path_factory.mktemp("nfsd"))
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
 def cmdtree(tmp_path_factory):
     """tests/e2e/progs/cmdtree.c built: a command whose system calls are
     the same every run (for -- COMMAND against strace)."""

@@ -1,7 +1,8 @@
 """fsdist (and its names ext4dist, xfsdist, ...): latency histograms of
 the exact operations a child makes on a marked file of an ext4, xfs and
-btrfs file system on a loop device the test makes and mounts (fsop.py):
-one count per operation, exactly the child's."""
+btrfs file system on a loop device the test makes and mounts (fsop.py),
+and of an NFS mount over loopback from an nfsd the test starts
+(nfsmount.py): one count per operation, exactly the child's."""
 import pytest
 
 from blockdev import mounted_fs  # noqa: F401
@@ -21,13 +22,14 @@ def test_fsdist_counts_exactly_the_operations(mounted_fs, fs_target, method):
     assert totals == {"read": 2, "write": 3, "open": 1, "fsync": 1, "getattr": 1}, out
 
 
-@pytest.mark.parametrize("mounted_fs", ["xfs"], indirect=True)
+@pytest.mark.parametrize("mounted_fs", ["xfs", "nfs4"], indirect=True)
 @pytest.mark.kernel
-def test_xfsdist_text_histograms(mounted_fs, fs_target):
-    """Run as xfsdist: a histogram per operation, bcc's layout."""
-    _, _, out, err = alias_run("xfsdist", mounted_fs, fs_target, "-m")
+def test_named_dist_text_histograms(mounted_fs, fs_target):
+    """Run as xfsdist, nfsdist: a histogram per operation, bcc's layout."""
+    fstype = mounted_fs.type
+    _, _, out, err = alias_run(f"{fstype}dist", mounted_fs, fs_target, "-m")
     lines = out.splitlines()
-    assert lines[0] == "Tracing xfs operation latency... Hit Ctrl-C to end."
+    assert lines[0] == f"Tracing {fstype} operation latency... Hit Ctrl-C to end."
     heads = [l for l in lines if l.startswith("operation = ")]
     assert heads == [f"operation = {op}" for op in ("read", "write", "open", "fsync", "getattr")]
     assert lines.count("     msecs               : count    distribution") == 5, out

@@ -1,8 +1,9 @@
 """fsslower (and its names ext4slower, ...): the exact operations a child
 makes on a marked file of an ext4, xfs and btrfs file system on a loop
-device the test makes and mounts (fsop.py). With -p on the child and
-threshold 0, fsslower must print exactly those 8 operations, with their
-sizes, offsets and the file's name."""
+device the test makes and mounts (fsop.py), and of an NFS mount over
+loopback from an nfsd the test starts (nfsmount.py). With -p on the
+child and threshold 0, fsslower must print exactly those 8 operations,
+with their sizes, offsets and the file's name."""
 import pytest
 
 from blockdev import has_fs, mounted_fs  # noqa: F401
@@ -26,13 +27,15 @@ def test_fsslower_shows_exactly_the_operations(mounted_fs, fs_target, method):
         assert r["lat_ns"] > 0, r
 
 
-@pytest.mark.parametrize("mounted_fs", ["ext4"], indirect=True)
+@pytest.mark.parametrize("mounted_fs", ["ext4", "nfs4"], indirect=True)
 @pytest.mark.kernel
-def test_ext4slower_text_columns(mounted_fs, fs_target):
-    """Run as ext4slower: ext4 without -t; bcc's columns."""
-    pid, name, out, err = alias_run("ext4slower", mounted_fs, fs_target, "0")
+def test_named_slower_text_columns(mounted_fs, fs_target):
+    """Run as ext4slower, nfsslower: that file system without -t; bcc's
+    columns."""
+    fstype = mounted_fs.type
+    pid, name, out, err = alias_run(f"{fstype}slower", mounted_fs, fs_target, "0")
     lines = out.splitlines()
-    assert lines[:2] == ["Tracing ext4 operations... Hit Ctrl-C to end.",
+    assert lines[:2] == [f"Tracing {fstype} operations... Hit Ctrl-C to end.",
                          "TIME     COMM           PID    T BYTES   OFF_KB   LAT(ms) FILENAME"]
     rows = [l.split() for l in lines[2:]]
     assert [(r[1], r[2], r[3], r[4], r[5], r[7]) for r in rows] == [
