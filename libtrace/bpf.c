@@ -70,6 +70,25 @@ int tk_percpu_sum(struct bpf_map *map, unsigned key, unsigned long long *sum)
 	return err;
 }
 
+unsigned long long tk_runs_missed(struct bpf_object *obj)
+{
+	unsigned long long sum = 0;
+	struct bpf_program *prog;
+
+	if (!obj)
+		return 0;
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		/* A kernel before 5.12 has no such field: it stays 0. */
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 bool tk_task_storage_usable(void)
 {
 	static int usable = -1;

@@ -148,6 +148,11 @@ const char *tk_prog_method(const struct bpf_program *prog);
 /* Sum of a per-CPU u64 array element. */
 int tk_percpu_sum(struct bpf_map *map, unsigned key, unsigned long long *sum);
 
+/* Runs of obj's loaded programs the kernel skipped because the program
+ * was already running on that CPU (bpf_prog_info.recursion_misses, since
+ * Linux 5.12; kprobes count theirs there since 6.7). */
+unsigned long long tk_runs_missed(struct bpf_object *obj);
+
 /* For setup.c's libbpf print callback: notes which program a libbpf
  * warning is about, so a failed load demotes that probe only. */
 void tk_bpf_note_libbpf_warning(const char *msg);

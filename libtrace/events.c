@@ -238,6 +238,14 @@ void tk_losses_read(struct bpf_object *obj, struct tk_losses *out)
 		tk_percpu_sum(map, TK_LOSS_UNSEEN, &out->unseen);
 	}
 	out->events += perf_lost;
+	out->runs_missed = tk_runs_missed(obj);
+}
+
+void tk_losses_warn_missed(const struct tk_losses *l)
+{
+	if (l->runs_missed)
+		fprintf(stderr, "%s: probe runs missed: %llu (the kernel skipped a program already running on that CPU); counts may be incomplete\n",
+			tk_tool_name(), l->runs_missed);
 }
 
 void tk_losses_report(struct bpf_object *obj)
@@ -251,6 +259,7 @@ void tk_losses_report(struct bpf_object *obj)
 		tk_json_str(&j, "type", "loss");
 		tk_json_uint(&j, "events_lost", l.events);
 		tk_json_uint(&j, "map_inserts_failed", l.map_full);
+		tk_json_uint(&j, "runs_missed", l.runs_missed);
 		tk_json_end(&j);
 		fflush(stdout);
 		return;
@@ -263,4 +272,5 @@ void tk_losses_report(struct bpf_object *obj)
 	if (l.map_full)
 		fprintf(stderr, "%s: %llu map inserts failed: a map was full; counts are incomplete\n",
 			tk_tool_name(), l.map_full);
+	tk_losses_warn_missed(&l);
 }

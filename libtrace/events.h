@@ -41,16 +41,25 @@ int tk_events_poll(int timeout_ms);
 void tk_events_loop(void);
 
 /* Losses counted so far: events not submitted (BPF side and perf buffer
- * overwrites) and failed map inserts. */
+ * overwrites), failed map inserts, and runs of the object's programs the
+ * kernel skipped (runs_missed: bpf_prog_info.recursion_misses, Linux
+ * 5.12+; 0 before). A run is skipped when the program is already running
+ * on that CPU and an interrupt fires its hook again (a block completion
+ * or a wakeup in a hard irq that came during one in task context): the
+ * kernel's recursion guard drops it without a word to the program. */
 struct tk_losses {
 	unsigned long long events;
 	unsigned long long map_full;
 	unsigned long long unseen;   /* TK_LOSS_UNSEEN */
+	unsigned long long runs_missed;
 };
 void tk_losses_read(struct bpf_object *obj, struct tk_losses *out);
 
 /* At exit: a stderr line in text mode when anything was lost; a
  * {"type":"loss",...} record in JSON mode, always. */
 void tk_losses_report(struct bpf_object *obj);
+
+/* The stderr line for skipped runs (nothing when none). */
+void tk_losses_warn_missed(const struct tk_losses *l);
 
 #endif

@@ -1032,6 +1032,7 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_json_uint(&j, "stack_errors", other + stacks_unreadable);
 		tk_json_uint(&j, "stacks_truncated", truncated_stacks);
 		tk_json_uint(&j, "stacks_unwind_incomplete", unwind_incomplete() + snaps_lost);
+		tk_json_uint(&j, "runs_missed", l.runs_missed);
 		if (how->unseen_key)
 			tk_json_uint(&j, how->unseen_key, l.unseen);
 		tk_json_end(&j);
@@ -1070,6 +1071,7 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 	if (l.events)
 		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
 			tool, l.events, tk_events_transport_name());
+	tk_losses_warn_missed(&l);
 }
 
 /* Until tk_exiting(), a block every tk_opts.interval seconds, its

@@ -124,7 +124,8 @@ def test_opensnoop_equals_strace(how, cmdtree, workdir, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
     ours = defaultdict(list)
     records = json_lines(out.read_text())
-    assert records[-1] == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+    assert records[-1] == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
+                            "runs_missed": 0}
     for rec in records[:-1]:
         ours[rec["tid"]].append((rec["path"], rec["ret"]))
     prefix = tmp_path / "strace"

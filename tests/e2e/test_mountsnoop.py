@@ -201,7 +201,8 @@ def test_pid_filter_excludes_others(target):
         make_calls(d, mark)
         out, err, rc = t.stop()
     assert rc == 0, err
-    assert json_lines(out) == [{"type": "loss", "events_lost": 0, "map_inserts_failed": 0}]
+    assert json_lines(out) == [{"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
+                             "runs_missed": 0}]
 
 
 def test_command_traces_only_it(target, tmp_path):

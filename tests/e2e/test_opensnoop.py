@@ -622,7 +622,8 @@ def test_sigterm_ends_cleanly_with_loss_record():
     with Tool("opensnoop", "-j", "-P", marker()) as t:
         out, err, rc = t.stop(signal.SIGTERM)
     assert rc == 0, err
-    assert json_lines(out) == [{"type": "loss", "events_lost": 0, "map_inserts_failed": 0}]
+    assert json_lines(out) == [{"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
+                             "runs_missed": 0}]
 
 
 def test_duration_ends_by_itself():

@@ -171,6 +171,8 @@ def test_health_metrics():
     for c in ("syscalls", "execs", "runqlat"):
         assert value(s, "tracekit_collector_up", collector=c) == 1
         assert value(s, "tracekit_events_lost_total", collector=c) == 0
+        # A count of the kernel's, not caused by the test: present, not 0.
+        assert value(s, "tracekit_probe_runs_missed_total", collector=c) >= 0
     assert ("tracekit_collector_up", frozenset({("collector", "tcpconnect")})) not in s
     probes = series(s, "tracekit_probe_attached")
     methods = {dict(k)["probe"]: dict(k)["method"] for k in probes

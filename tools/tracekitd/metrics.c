@@ -169,6 +169,13 @@ static void write_losses(FILE *f)
 			tk_prom_sample(f, "tracekit_map_insert_failures_total",
 				       l[i].map_full, "collector", collectors[i]->name,
 				       NULL);
+	tk_prom_family(f, "tracekit_probe_runs_missed_total", "counter",
+		       "Runs of a collector's BPF programs the kernel skipped because the program was already running on that CPU (Linux 5.12+).");
+	for (i = 0; i < N_COLLECTORS; i++)
+		if (collectors[i]->object())
+			tk_prom_sample(f, "tracekit_probe_runs_missed_total",
+				       l[i].runs_missed, "collector", collectors[i]->name,
+				       NULL);
 }
 
 static void write_maps(FILE *f)
