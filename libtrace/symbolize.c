@@ -290,14 +290,33 @@ static void files_grow(struct tk_syms *s)
 	s->files_cap = ncap;
 }
 
+/* path, opened if it is still the file (dev, ino); else -1. */
+static int open_same(const char *path, unsigned long long dev, unsigned long long ino,
+		     bool check_dev)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != ino ||
+			(check_dev && st.st_dev != dev))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* Open the file of mapping [start, end) of pid: map_files names the very
  * file mapped, in whatever mount namespace, even deleted; the path
- * under /proc/PID/root is the fallback (checked to be the same inode). */
+ * under /proc/PID/root is the fallback (checked to be the same inode).
+ * Both are gone once the process has exited, which can come while its
+ * mappings are being noted (a short-lived process, or one that exits
+ * just after its first event): then the path in the tool's own mount
+ * namespace, if it is the same file by device and inode. */
 static int open_mapped(pid_t pid, unsigned long long start, unsigned long long end,
-		       const char *path, bool deleted, unsigned long long ino)
+		       const char *path, bool deleted, unsigned long long dev,
+		       unsigned long long ino)
 {
 	char buf[PATH_MAX + 64];
-	struct stat st;
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid, start, end);
@@ -306,11 +325,9 @@ static int open_mapped(pid_t pid, unsigned long long start, unsigned long long e
 		return fd;
 	if ((size_t)snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path) >= sizeof(buf))
 		return -1;
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) || st.st_ino != ino)) {
-		close(fd);
-		fd = -1;
-	}
+	fd = open_same(buf, dev, ino, false);
+	if (fd < 0 && errno == ENOENT && kill(pid, 0) && errno == ESRCH)
+		fd = open_same(path, dev, ino, true);
 	return fd;
 }
 
@@ -333,7 +350,7 @@ static struct file *file_get(struct tk_syms *s, pid_t pid, const struct tk_maps_
 
 	if (f) {
 		if (tk_elf_needs_fd(f->e) && s->nfds < s->max_fds &&
-		    (fd = open_mapped(pid, l->start, l->end, path, l->deleted, l->ino)) >= 0) {
+		    (fd = open_mapped(pid, l->start, l->end, path, l->deleted, dev, l->ino)) >= 0) {
 			tk_elf_set_fd(f->e, fd);
 			s->nfds++;
 		}
@@ -343,7 +360,7 @@ static struct file *file_get(struct tk_syms *s, pid_t pid, const struct tk_maps_
 	if (!(f = calloc(1, sizeof(*f))))
 		return NULL;
 	if (s->nfds < s->max_fds)
-		fd = open_mapped(pid, l->start, l->end, path, l->deleted, l->ino);
+		fd = open_mapped(pid, l->start, l->end, path, l->deleted, dev, l->ino);
 	snprintf(dir_path, sizeof(dir_path), "/proc/%d/root%s", (int)pid, path);
 	if (!(f->e = tk_elf_new(fd, base_name(path), dir_path, &s->debuginfo_path))) {
 		free(f);
@@ -881,7 +898,7 @@ static int user_file(struct tk_syms *s, const struct proc *p, const struct map *
 	if (tk_elf_needs_fd(e)) {
 		/* Not opened at note time (too many descriptors kept):
 		 * only a live process still shows the file. */
-		int fd = open_mapped(p->pid, m->start, m->end, NULL, true, 0);
+		int fd = open_mapped(p->pid, m->start, m->end, NULL, true, 0, 0);
 
 		if (fd >= 0) {
 			tk_elf_set_fd(e, fd);

@@ -330,21 +330,47 @@ def scratch_cgroup(name):
         d.rmdir()
 
 
-def wait_noted(tool_pid, binary, timeout=10):
-    """Until a stack tool has noted a workload: its symbolizer then holds
-    the workload's executable open (a process is noted when its first
-    stack is counted, while it runs), so that it symbolizes the stacks
-    after the workload exits."""
-    deadline = time.monotonic() + timeout
-    fds = Path(f"/proc/{tool_pid}/fd")
-    while time.monotonic() < deadline:
+def mapped_executables(binary):
+    """The files mapped executable by the running processes of binary
+    (binary itself, ld.so, libc, ...)."""
+    files = set()
+    for proc in Path("/proc").iterdir():
         try:
-            if any(os.readlink(fd) == str(binary) for fd in fds.iterdir()):
-                return
-        except FileNotFoundError:
-            pass  # an fd closed while we looked
+            if not proc.name.isdigit() or os.readlink(proc / "exe") != str(binary):
+                continue
+            for line in (proc / "maps").read_text().splitlines():
+                f = line.split(maxsplit=5)
+                if len(f) == 6 and "x" in f[1] and f[5].startswith("/") \
+                        and not f[5].endswith(" (deleted)"):
+                    files.add(f[5])
+        except OSError:
+            pass  # a process that ended while we looked, or not ours to read
+    return files
+
+
+def wait_noted(tool_pid, binary, timeout=10):
+    """Until a stack tool has noted a workload (a process is noted when
+    its first stack is counted, while it runs): its symbolizer then holds
+    open every file the workload maps executable, so that it symbolizes
+    the stacks after the workload exits. Every file, not the executable
+    alone: the tool opens them one by one, and a workload let exit once
+    its executable was open could end before libc's turn (its frames
+    then [unknown] (libc.so.6): seen once on 5.10 under TCG). The
+    workload must be running."""
+    deadline = time.monotonic() + timeout
+    want = mapped_executables(binary) | {str(binary)}
+    fds = Path(f"/proc/{tool_pid}/fd")
+    held = set()
+    while time.monotonic() < deadline:
+        for fd in list(fds.iterdir()):
+            try:
+                held.add(os.readlink(fd))
+            except FileNotFoundError:
+                pass  # an fd closed while we looked
+        if want <= held:
+            return
         time.sleep(0.01)
-    pytest.fail(f"the tool did not open {binary} within {timeout} s")
+    pytest.fail(f"the tool did not open {sorted(want - held)} within {timeout} s")
 
 
 @pytest.fixture
