@@ -103,7 +103,9 @@ def test_profile_cfi_without_frame_pointers(chain):
     lines = folded(res.stdout, "uwc-nofp")
     total = sum(c for _, c in lines)
     good = sum(c for f, c in lines if has_chain(f))
-    assert total >= 50, res.stdout   # 2 s at 99 Hz: ~200 on a quiet machine
+    # At least 1 s of its own CPU at 99 Hz (unwind_chain.c): ~99 samples
+    # on a busy host, ~200 on a quiet one.
+    assert total >= 50, res.stdout
     assert good >= 0.95 * total, res.stdout
     # From _start: nothing was cut short.
     assert all(f[0] == "_start" for f, _ in lines if has_chain(f)), res.stdout

@@ -6,10 +6,13 @@
  *   unwind_chain sleep N MS   chain_c calls nanosleep N times (libc's
  *                             wrapper keeps no frame pointer: a
  *                             frame-pointer walk loses chain_c)
- *   unwind_chain spin SEC     chain_c spins SEC seconds on the CPU (wall
- *                             time: a spin of SEC seconds of process CPU
- *                             time ended after 1 to 3 samples at 99 Hz
- *                             under TCG, on 5.10 and 6.12 alike)
+ *   unwind_chain spin SEC     chain_c spins SEC seconds of wall time and
+ *                             at least SEC/2 s of its own CPU time (wall
+ *                             time: a spin of SEC seconds of thread CPU
+ *                             time alone ended after 1 to 3 samples at
+ *                             99 Hz under TCG, on 5.10 and 6.12 alike;
+ *                             CPU time too: on a host busy with two CPU
+ *                             hogs, 2 s of wall time gave 48 samples)
  *   unwind_chain getpid N MS  chain_c calls getpid() N times (libc),
  *                             sleeping MS ms after each (the tool notes
  *                             the process while it lives)
@@ -26,6 +29,14 @@
 
 static volatile unsigned long sink;
 
+static long long ns_of(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 __attribute__((noinline)) long chain_c(const char *what, long n, long arg)
 {
 	struct timespec ts = { arg / 1000, (arg % 1000) * 1000000L };
@@ -40,16 +51,14 @@ __attribute__((noinline)) long chain_c(const char *what, long n, long arg)
 			nanosleep(&ts, NULL);
 		}
 	} else {
-		struct timespec now, end;
+		long long wall_end = ns_of(CLOCK_MONOTONIC) + n * 1000000000LL;
+		long long cpu_end = ns_of(CLOCK_THREAD_CPUTIME_ID) + n * 500000000LL;
 
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_sec += n;
 		do {
 			for (int i = 0; i < 100000; i++)
 				sink += i;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-		} while (now.tv_sec < end.tv_sec ||
-			 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+		} while (ns_of(CLOCK_MONOTONIC) < wall_end ||
+			 ns_of(CLOCK_THREAD_CPUTIME_ID) < cpu_end);
 	}
 	sink += r;
 	return r + 1;
