@@ -260,7 +260,8 @@ def main():
                  f"{'met' if none_lost else 'MISSED'} (tracekit, -j -d {disk}, one burst of "
                  f"{args.reads} reads at full speed: " + "; ".join(
                      f"{n} reported {seen}, events lost {loss['events_lost']}, map inserts "
-                     f"failed {loss['map_inserts_failed']}" for n, (seen, loss) in lost.items())
+                     f"failed {loss['map_inserts_failed']}, probe runs missed "
+                     f"{loss['runs_missed']}" for n, (seen, loss) in lost.items())
                  + ").")
     lines.append("")
     print("\n".join(lines))
