@@ -7,6 +7,7 @@
 
 #include <bpf/bpf.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -147,35 +148,41 @@ static void write_collector_health(FILE *f, const struct config *c)
 				       "method", health[i].probes[j].method, NULL);
 }
 
+/* The loss counters, one family each, by collector. */
+static const struct {
+	const char *name, *help;
+	size_t off;   /* of the count in struct tk_losses */
+} loss_families[] = {
+	{ "tracekit_events_lost_total",
+	  "Events the BPF side could not hand to tracekitd (buffer full).",
+	  offsetof(struct tk_losses, events) },
+	{ "tracekit_map_insert_failures_total",
+	  "Map inserts that failed because a BPF map was full.",
+	  offsetof(struct tk_losses, map_full) },
+	{ "tracekit_probe_runs_missed_total",
+	  "Runs of a collector's BPF programs the kernel skipped because the program was already running on that CPU (Linux 5.12+).",
+	  offsetof(struct tk_losses, runs_missed) },
+};
+
 static void write_losses(FILE *f)
 {
 	struct tk_losses l[N_COLLECTORS];
 	struct bpf_object *obj;
+	size_t k;
 	int i;
 
 	for (i = 0; i < N_COLLECTORS; i++)
 		if ((obj = collectors[i]->object()))
 			tk_losses_read(obj, &l[i]);
-	tk_prom_family(f, "tracekit_events_lost_total", "counter",
-		       "Events the BPF side could not hand to tracekitd (buffer full).");
-	for (i = 0; i < N_COLLECTORS; i++)
-		if (collectors[i]->object())
-			tk_prom_sample(f, "tracekit_events_lost_total", l[i].events,
-				       "collector", collectors[i]->name, NULL);
-	tk_prom_family(f, "tracekit_map_insert_failures_total", "counter",
-		       "Map inserts that failed because a BPF map was full.");
-	for (i = 0; i < N_COLLECTORS; i++)
-		if (collectors[i]->object())
-			tk_prom_sample(f, "tracekit_map_insert_failures_total",
-				       l[i].map_full, "collector", collectors[i]->name,
-				       NULL);
-	tk_prom_family(f, "tracekit_probe_runs_missed_total", "counter",
-		       "Runs of a collector's BPF programs the kernel skipped because the program was already running on that CPU (Linux 5.12+).");
-	for (i = 0; i < N_COLLECTORS; i++)
-		if (collectors[i]->object())
-			tk_prom_sample(f, "tracekit_probe_runs_missed_total",
-				       l[i].runs_missed, "collector", collectors[i]->name,
-				       NULL);
+	for (k = 0; k < sizeof(loss_families) / sizeof(loss_families[0]); k++) {
+		tk_prom_family(f, loss_families[k].name, "counter", loss_families[k].help);
+		for (i = 0; i < N_COLLECTORS; i++)
+			if (collectors[i]->object())
+				tk_prom_sample(f, loss_families[k].name,
+					       *(const unsigned long long *)((const char *)&l[i] +
+									     loss_families[k].off),
+					       "collector", collectors[i]->name, NULL);
+	}
 }
 
 static void write_maps(FILE *f)
