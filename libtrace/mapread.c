@@ -63,6 +63,9 @@ out:
 	return err;
 }
 
+/* Set once the kernel refuses lookup-and-delete on a hash map. */
+static bool take_and_delete_unsupported;
+
 int tk_map_take_all(struct bpf_map *map, void *out, size_t stride,
 		    size_t val_off, int max)
 {
@@ -76,9 +79,22 @@ int tk_map_take_all(struct bpf_map *map, void *out, size_t stride,
 	for (i = 0; i < n; i++) {
 		char *r = rec + (size_t)i * stride;
 
+		/* One call where the kernel can (a hash map since 5.14): a
+		 * BPF add that lands between a lookup and a delete is lost,
+		 * and that window is a system call wide; with this, only an
+		 * add by a program that looked the entry up before the
+		 * delete is. */
+		if (!take_and_delete_unsupported) {
+			if (!bpf_map_lookup_and_delete_elem(fd, r, r + val_off))
+				goto taken;
+			if (errno == ENOENT)
+				continue;
+			take_and_delete_unsupported = true;
+		}
 		if (bpf_map_lookup_elem(fd, r, r + val_off))
 			continue;
 		bpf_map_delete_elem(fd, r);
+taken:
 		if (kept != i)
 			memmove(rec + (size_t)kept * stride, r, stride);
 		kept++;
