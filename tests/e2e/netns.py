@@ -4,6 +4,7 @@ detection, so the addresses work at once), made and removed by the test;
 and the TCP peers the network tools' tests connect with: a server in the
 namespace and a client in the test's namespace, each a helper process
 of known pid and comm that does exactly what the test tells it."""
+import ipaddress
 import itertools
 import os
 import subprocess
@@ -33,8 +34,9 @@ class NetNs:
         # A subnet of the test's own: 10.(pid)/(serial), fd00:746b:pid:serial.
         b, c = 200 + os.getpid() % 50, n % 250 + 1
         self.addr4, self.peer4 = f"10.{b}.{c}.1", f"10.{b}.{c}.2"
-        self.addr6 = f"fd00:746b:{os.getpid() % 65536:x}:{n:x}::1"
-        self.peer6 = f"fd00:746b:{os.getpid() % 65536:x}:{n:x}::2"
+        net6 = f"fd00:746b:{os.getpid() % 65536:x}:{n:x}"
+        self.addr6 = str(ipaddress.IPv6Address(f"{net6}::1"))   # as inet_ntop writes it
+        self.peer6 = str(ipaddress.IPv6Address(f"{net6}::2"))
         _ip("netns", "add", self.name)
         try:
             _ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.peer_if)
@@ -197,3 +199,23 @@ def transfer(ns, server, client, n, m):
     assert server.proc.stdout.readline() == "done\n"
     wait_closed(ns, server.port, int(sport))
     return int(sport)
+
+
+# One connection and nothing else, for -- COMMAND: named tkclient, it
+# connects to ADDR PORT, sends N bytes, reads M and closes.
+ONE_CLIENT = r"""
+import ctypes, socket, sys
+ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)
+addr, port, n, m = sys.argv[1:]
+s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+s.connect((addr, int(port)))
+s.sendall(b"c" * int(n))
+got = 0
+while got < int(m):
+    got += len(s.recv(int(m) - got))
+s.close()
+""" % CLIENT_COMM
+
+
+def one_client_argv(server, n, m):
+    return [sys.executable, "-c", ONE_CLIENT, server.addr, str(server.port), str(n), str(m)]
