@@ -45,17 +45,20 @@ struct {
 static __always_inline void note_owner(u64 key)
 {
 	struct tk_sock_owner o;
-	u64 id = tk_pid_tgid();
-	long err;
+	u64 id;
 
+	/* The first one counts; a socket's changes are made under its
+	 * lock, one at a time. */
+	if (bpf_map_lookup_elem(&owners, &key))
+		return;
+	id = tk_pid_tgid();
 	__builtin_memset(&o, 0, sizeof(o));
 	o.pid = id >> 32;
 	o.tid = (u32)id;
 	o.uid = (u32)bpf_get_current_uid_gid();
 	o.wanted = tk_task_wanted();
 	bpf_get_current_comm(o.comm, sizeof(o.comm));
-	err = bpf_map_update_elem(&owners, &key, &o, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: its owner is known */)
+	if (bpf_map_update_elem(&owners, &key, &o, BPF_ANY))
 		tk_count_loss(TK_LOSS_MAP_FULL);
 }
 
@@ -65,15 +68,13 @@ static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
 	struct tcplife_event e;
 	struct tk_sock_owner *o;
 	u64 key = (u64)sk, *start;
-	long err;
 
 	if (tk_sock_ip && tk_sock_family_ip(sk) != tk_sock_ip)
 		return;
-	if (newstate < TCP_FIN_WAIT1) {
+	if (newstate < TCP_FIN_WAIT1 && !bpf_map_lookup_elem(&birth, &key)) {
 		u64 now = bpf_ktime_get_ns();
 
-		err = bpf_map_update_elem(&birth, &key, &now, BPF_NOEXIST);
-		if (err && err != -17)
+		if (bpf_map_update_elem(&birth, &key, &now, BPF_ANY))
 			tk_count_loss(TK_LOSS_MAP_FULL);
 	}
 	if (newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 ||

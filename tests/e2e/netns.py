@@ -93,8 +93,9 @@ ls.close()
 """ % SERVER_COMM
 
 # The client: named tkclient, says "ready PID"; for each line "ADDR PORT
-# N M" it connects, sends N bytes, reads M, closes first and says "done
-# SPORT".
+# N M" it connects, sends N bytes, reads M, closes first (shutdown: its
+# FIN), reads until the server's FIN has come (its socket has then made
+# its last change, to CLOSE), closes and says "done SPORT".
 CLIENT = r"""
 import ctypes, os, socket, sys
 ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)
@@ -108,6 +109,9 @@ for line in sys.stdin:
     got = 0
     while got < int(m):
         got += len(s.recv(int(m) - got))
+    s.shutdown(socket.SHUT_WR)
+    while s.recv(65536):
+        pass
     s.close()
     print("done", sport, flush=True)
 """ % CLIENT_COMM
@@ -202,7 +206,9 @@ def transfer(ns, server, client, n, m):
 
 
 # One connection and nothing else, for -- COMMAND: named tkclient, it
-# connects to ADDR PORT, sends N bytes, reads M and closes.
+# connects to ADDR PORT, sends N bytes, reads M and closes as the client
+# does, ending only once its socket has made its last change (so that a
+# tool ending with it has seen them all).
 ONE_CLIENT = r"""
 import ctypes, socket, sys
 ctypes.CDLL(None).prctl(15, b"%s", 0, 0, 0)
@@ -213,6 +219,9 @@ s.sendall(b"c" * int(n))
 got = 0
 while got < int(m):
     got += len(s.recv(int(m) - got))
+s.shutdown(socket.SHUT_WR)
+while s.recv(65536):
+    pass
 s.close()
 """ % CLIENT_COMM
 

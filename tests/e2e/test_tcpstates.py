@@ -19,6 +19,10 @@ TARGET = {"tp_btf": "inet_sock_set_state", "raw_tp": "inet_sock_set_state",
 CLIENT_SEQ = [("CLOSE", "SYN_SENT", "client"), ("SYN_SENT", "ESTABLISHED", None),
               ("ESTABLISHED", "FIN_WAIT1", "client"), ("FIN_WAIT1", "FIN_WAIT2", None),
               ("FIN_WAIT2", "CLOSE", None)]
+# The accepted socket's first change, LISTEN -> SYN_RECV, is made where
+# the kernel makes the socket from the listener (inet_csk_clone_lock):
+# this host's 6.18 reports it, Debian's 6.1 sets the state there without
+# the tracepoint, and its first change seen is SYN_RECV -> ESTABLISHED.
 ACCEPTED_SEQ = [("LISTEN", "SYN_RECV", None), ("SYN_RECV", "ESTABLISHED", None),
                 ("ESTABLISHED", "CLOSE_WAIT", None), ("CLOSE_WAIT", "LAST_ACK", "server"),
                 ("LAST_ACK", "CLOSE", None)]
@@ -70,13 +74,21 @@ def check(recs, seq, conn, local, remote, ip):
             assert isinstance(r["old_state_ns"], int) and r["old_state_ns"] >= 0, r
 
 
+def accepted_seq(recs):
+    """ACCEPTED_SEQ, without its first change on a kernel that does not
+    report it (the rest must then be exactly the same)."""
+    if recs and (recs[0]["oldstate"], recs[0]["newstate"]) == ("SYN_RECV", "ESTABLISHED"):
+        return ACCEPTED_SEQ[1:]
+    return ACCEPTED_SEQ
+
+
 def check_connection(records, conn, ip, listener_seq=LISTENER_SEQ):
     client, accepted, listener = sockets_of(records, conn)
     any4 = "0.0.0.0" if ip == 4 else "::"
     check(client, CLIENT_SEQ, conn, conn["client_addr"], conn["server_addr"], ip)
     # A connect's local port is picked just after its change to SYN_SENT.
     assert [r["sport"] for r in client] == [0] + [conn["sport"]] * 4
-    check(accepted, ACCEPTED_SEQ, conn, conn["server_addr"], conn["client_addr"], ip)
+    check(accepted, accepted_seq(accepted), conn, conn["server_addr"], conn["client_addr"], ip)
     check(listener, listener_seq, conn, conn["server_addr"], any4, ip)
 
 
@@ -129,7 +141,7 @@ def test_family_and_port_filters(netns):
         client, accepted, listener = sockets_of(records, conns[ip])
         assert client == []
         assert [(r["oldstate"], r["newstate"]) for r in accepted + listener] == \
-            [s[:2] for s in ACCEPTED_SEQ + LISTENER_SEQ[1:]]
+            [s[:2] for s in accepted_seq(accepted) + LISTENER_SEQ[1:]]
     assert {r["sport"] for r in records if r["type"] == "state"} == \
         {conns[4]["port"], conns[6]["port"]}
     records, conns = runs["-D"]
@@ -161,7 +173,7 @@ def test_command_keeps_its_own_changes(netns):
     assert {(r["comm"], r["pid"]) for r in states} == {(CLIENT_COMM, states[0]["pid"])}
     seq = [(r["oldstate"], r["newstate"]) for r in states]
     # What it made, in the order of the connection's changes.
-    full = [s[:2] for s in CLIENT_SEQ + ACCEPTED_SEQ]
+    full = [s[:2] for s in CLIENT_SEQ + ACCEPTED_SEQ]   # either kernel's
     assert ("CLOSE", "SYN_SENT") in seq and ("ESTABLISHED", "FIN_WAIT1") in seq, seq
     assert ("CLOSE_WAIT", "LAST_ACK") not in seq and ("CLOSE", "LISTEN") not in seq, seq
     assert all(x in full for x in seq), seq
