@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tcpconnect: active TCP connects, IPv4 and IPv6.
  *
- * The entry of tcp_v4_connect / tcp_v6_connect keeps the socket under
- * the thread's id (when the task filter passes); its return reports the
- * socket when the function returned 0: the SYN went out, addresses and
- * ports are set. That includes a non-blocking connect still in progress
+ * The kernel-function way (programs kf_*): the entry of tcp_v4_connect /
+ * tcp_v6_connect keeps the socket under the thread's id (when the task
+ * filter passes); its return reports the socket when the function
+ * returned 0: the SYN went out, addresses and ports are set. That includes a non-blocking connect still in progress
  * (connect(2) says EINPROGRESS; tcp_v4_connect said 0) and one the peer
  * later refuses, as bcc reports them; a connect that fails before its SYN
  * (no route, no free port) is not reported.
