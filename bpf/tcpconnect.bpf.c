@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tcpconnect: active TCP connects, IPv4 and IPv6.
  *
- * The entry of tcp_v4_connect / tcp_v6_connect keeps the socket under
- * the thread's id (when the task filter passes); its return reports the
- * socket when the function returned 0: the SYN went out, addresses and
- * ports are set. That includes a non-blocking connect still in progress
+ * The kernel-function way (programs kf_*): the entry of tcp_v4_connect /
+ * tcp_v6_connect keeps the socket under the thread's id (when the task
+ * filter passes); its return reports the socket when the function
+ * returned 0: the SYN went out, addresses and ports are set. That includes a non-blocking connect still in progress
  * (connect(2) says EINPROGRESS; tcp_v4_connect said 0) and one the peer
  * later refuses, as bcc reports them; a connect that fails before its SYN
  * (no route, no free port) is not reported.
@@ -15,6 +15,18 @@
  * enters tcp_v6_connect, then tcp_v4_connect on the same thread: the
  * inner entry replaces the outer one, the inner return reports it (as
  * IPv4, like bcc) and the outer return finds nothing.
+ *
+ * The tracepoint way (programs tp_*, the first choice: it needs neither
+ * kprobes nor fentry) sees the change to SYN_SENT, which tcp_v4_connect
+ * and tcp_v6_connect make in the connecting task, after the route and
+ * source address are chosen (a connect that fails before, as for no
+ * route, makes none) and just before the local port is picked. The
+ * event is made there, with the task's ids, and kept by socket until the
+ * socket's next change (to ESTABLISHED, or CLOSE when refused, timed out
+ * or closed), which adds the local port and sends it. An AF_INET6
+ * socket connecting to a v4-mapped address is reported as IPv4, except
+ * with -6 (tk_sock_ip 6): as the kernel-function way, which then sees
+ * tcp_v6_connect only, it is IPv6 with v4-mapped addresses.
  *
  * -d: DNS replies (UDP from port 53) are sent whole to userspace, which
  * keeps the names they resolved to each address. bcc reads them in
@@ -33,6 +45,7 @@
 #include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_filter.bpf.h"
+#include "tk_sock.bpf.h"
 
 const volatile bool count_mode = false;
 const volatile bool count_sport = false;  /* -s: the key holds the local port */
@@ -52,6 +65,14 @@ struct {
 	__type(key, struct tcpconnect_key);
 	__type(value, u64);
 } counts SEC(".maps");
+
+/* The tracepoint way: connects between SYN_SENT and the next change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCPCONNECT_MAX_THREADS);
+	__type(key, u64);               /* struct sock * */
+	__type(value, struct tcpconnect_event);
+} pending SEC(".maps");
 
 /* -d: a DNS event is too large for the stack. */
 struct {
@@ -119,6 +140,24 @@ static __always_inline void count_tuple(struct sock *sk, int ip, u16 dport)
 		__sync_fetch_and_add(n, 1);
 }
 
+static __always_inline void count_event(const struct tcpconnect_event *e)
+{
+	struct tcpconnect_key key;
+	u64 zero = 0, *n;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	__builtin_memcpy(key.saddr, e->saddr, sizeof(key.saddr));
+	__builtin_memcpy(key.daddr, e->daddr, sizeof(key.daddr));
+	key.ip = e->ip;
+	key.dport = e->dport;
+	if (count_sport)
+		key.sport = e->sport;
+	key.cgroup_id = e->cgroup_id;
+	n = tk_lookup_or_init(&counts, &key, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
 static __always_inline int leave(void *ctx, int ret, int ip)
 {
 	u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -159,54 +198,131 @@ static __always_inline int leave(void *ctx, int ret, int ip)
 }
 
 SEC("fentry/tcp_v4_connect")
-int BPF_PROG(v4_connect_entry_fentry, struct sock *sk)
+int BPF_PROG(kf_v4_connect_entry_fentry, struct sock *sk)
 {
 	return enter(sk);
 }
 
 SEC("kprobe/tcp_v4_connect")
-int BPF_KPROBE(v4_connect_entry_kprobe, struct sock *sk)
+int BPF_KPROBE(kf_v4_connect_entry_kprobe, struct sock *sk)
 {
 	return enter(sk);
 }
 
 SEC("fexit/tcp_v4_connect")
-int BPF_PROG(v4_connect_exit_fexit, struct sock *sk, struct sockaddr *uaddr,
+int BPF_PROG(kf_v4_connect_exit_fexit, struct sock *sk, struct sockaddr *uaddr,
 	     int addr_len, int ret)
 {
 	return leave(ctx, ret, 4);
 }
 
 SEC("kretprobe/tcp_v4_connect")
-int BPF_KRETPROBE(v4_connect_exit_kretprobe, int ret)
+int BPF_KRETPROBE(kf_v4_connect_exit_kretprobe, int ret)
 {
 	return leave(ctx, ret, 4);
 }
 
 SEC("fentry/tcp_v6_connect")
-int BPF_PROG(v6_connect_entry_fentry, struct sock *sk)
+int BPF_PROG(kf_v6_connect_entry_fentry, struct sock *sk)
 {
 	return enter(sk);
 }
 
 SEC("kprobe/tcp_v6_connect")
-int BPF_KPROBE(v6_connect_entry_kprobe, struct sock *sk)
+int BPF_KPROBE(kf_v6_connect_entry_kprobe, struct sock *sk)
 {
 	return enter(sk);
 }
 
 SEC("fexit/tcp_v6_connect")
-int BPF_PROG(v6_connect_exit_fexit, struct sock *sk, struct sockaddr *uaddr,
+int BPF_PROG(kf_v6_connect_exit_fexit, struct sock *sk, struct sockaddr *uaddr,
 	     int addr_len, int ret)
 {
 	return leave(ctx, ret, 6);
 }
 
 SEC("kretprobe/tcp_v6_connect")
-int BPF_KRETPROBE(v6_connect_exit_kretprobe, int ret)
+int BPF_KRETPROBE(kf_v6_connect_exit_kretprobe, int ret)
 {
 	return leave(ctx, ret, 6);
 }
+
+/* The tracepoint way. */
+static __always_inline void syn_sent(struct sock *sk, u64 key)
+{
+	struct tcpconnect_event e;
+	u32 v4;
+	u64 pid_tgid;
+	bool mapped = false;
+	u16 dport;
+	int ip = 4;
+
+	if (!tk_task_wanted())
+		return;
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) == TK_AF_INET6) {
+		struct in6_addr d;
+
+		/* ::ffff:a.b.c.d: tcp_v6_connect hands it to tcp_v4_connect */
+		BPF_CORE_READ_INTO(&d, sk, __sk_common.skc_v6_daddr);
+		mapped = !d.in6_u.u6_addr32[0] && !d.in6_u.u6_addr32[1] &&
+			 d.in6_u.u6_addr32[2] == bpf_htonl(0xffff);
+		if (!mapped || tk_sock_ip == 6)
+			ip = 6;
+	}
+	if (tk_sock_ip && ip != tk_sock_ip)
+		return;
+	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (!port_wanted(dport))
+		return;
+	__builtin_memset(&e, 0, sizeof(e));
+	e.kind = TCPCONNECT_CONNECT;
+	e.ts = bpf_ktime_get_ns();
+	e.cgroup_id = tk_cgroup_id();
+	read_addrs(sk, ip, e.saddr, e.daddr);
+	if (ip == 6 && mapped) {
+		/* -6 and a v4-mapped destination: tcp_v6_connect sets the
+		 * mapped source only after tcp_v4_connect returns. */
+		BPF_CORE_READ_INTO(&v4, sk, __sk_common.skc_rcv_saddr);
+		__builtin_memset(e.saddr, 0, 10);
+		e.saddr[10] = e.saddr[11] = 0xff;
+		__builtin_memcpy(&e.saddr[12], &v4, 4);
+	}
+	pid_tgid = tk_pid_tgid();
+	e.pid = pid_tgid >> 32;
+	e.tid = (u32)pid_tgid;
+	e.uid = (u32)bpf_get_current_uid_gid();
+	e.ip = ip;
+	e.dport = dport;
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	if (bpf_map_update_elem(&pending, &key, &e, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+}
+
+static __always_inline void state_change(void *ctx, struct sock *sk, int oldstate,
+					 int newstate)
+{
+	struct tcpconnect_event *e;
+	u64 key = (u64)sk;
+
+	if (newstate == TCP_SYN_SENT) {
+		syn_sent(sk, key);
+		return;
+	}
+	if (oldstate != TCP_SYN_SENT)
+		return;
+	e = bpf_map_lookup_elem(&pending, &key);
+	if (!e)
+		return;
+	/* Picked after SYN_SENT; inet_sport stays when the port is freed. */
+	e->sport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk, inet_sport));
+	if (count_mode)
+		count_event(e);
+	else
+		tk_emit(ctx, e, sizeof(*e));
+	bpf_map_delete_elem(&pending, &key);
+}
+
+TK_SOCK_STATE_PROGS(tp_connect_state, state_change)
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD

@@ -6,7 +6,8 @@
 
 /* Destination ports of -P. */
 #define TCPCONNECT_MAX_PORTS 64
-/* Threads inside tcp_v[46]_connect at once. */
+/* Threads inside tcp_v[46]_connect at once; on the tracepoint way,
+ * connects between their SYN_SENT and their next state change. */
 #define TCPCONNECT_MAX_THREADS 10240
 /* Distinct (source, destination, port) tuples counted with -c. */
 #define TCPCONNECT_MAX_TUPLES 10240

@@ -101,6 +101,15 @@ static __always_inline bool tk_task_wanted(void)
 	return true;
 }
 
+/* Is any task filter asked for? (A tool that reports events no task
+ * can be charged with keeps them only when none is.) */
+static __always_inline bool tk_task_filtered(void)
+{
+	return tk_filter.follow || tk_filter.tgid || tk_filter.tid ||
+	       tk_filter.ppid || tk_filter.uid >= 0 || tk_filter.use_cgroup ||
+	       tk_filter.comm[0];
+}
+
 /* The same filter for a task that is not current (sched_switch, wakeups),
  * with its ids as tk_task_tgid / tk_task_tid give them. The uid, cgroup,
  * comm and parent filters need current, so they are not applied here. */

@@ -1,4 +1,5 @@
 /* tk_load_kfunc_or_tp: kernel functions first, else tracepoints. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,43 +42,72 @@ static unsigned ways_forced(void)
 	return ways;
 }
 
+static void *load_way(struct way_ctx *w, bool last, char *err, size_t errlen)
+{
+	if (!last)
+		return tk_try_load(w->ops, configure_way, w, err, errlen);
+	return err ? tk_try_load(w->ops, configure_way, w, err, errlen)
+		   : tk_load(w->ops, configure_way, w);
+}
+
 /* Both: err NULL, tk_load (exit 1 when the last way fails); else
- * tk_try_load, the cause in err. */
+ * tk_try_load, the cause in err. tp_first: the tracepoint way first,
+ * unless TRACEKIT_ATTACH names a kernel-function method. */
 static void *load(const struct tk_skel_ops *ops, tk_configure_fn configure, void *ctx,
-		  enum tk_way *way, const char *tp_blind, char *err, size_t errlen)
+		  enum tk_way *way, const char *tp_blind, bool tp_first,
+		  char *err, size_t errlen)
 {
 	struct way_ctx w = { ops, configure, ctx, TK_WAY_KFUNC };
 	unsigned ways = ways_forced();
+	const char *env = getenv("TRACEKIT_ATTACH");
 	char why[512];
 	void *skel;
 
+	if (tp_first && (!env || !*env || !(ways & 1u << TK_WAY_KFUNC))) {
+		*way = w.way = TK_WAY_TP;
+		if (!(ways & 1u << TK_WAY_KFUNC))
+			return load_way(&w, true, err, errlen);
+		skel = load_way(&w, false, why, sizeof(why));
+		if (skel) {
+			tk_info("tracepoints traced; they cannot see %s", tp_blind);
+			return skel;
+		}
+		tk_info("no tracepoint tracing (%s); tracing kernel functions instead", why);
+		*way = w.way = TK_WAY_KFUNC;
+		return load_way(&w, true, err, errlen);
+	}
 	if (ways & 1u << TK_WAY_KFUNC) {
 		*way = TK_WAY_KFUNC;
 		if (!(ways & 1u << TK_WAY_TP))
-			return err ? tk_try_load(ops, configure_way, &w, err, errlen)
-				   : tk_load(ops, configure_way, &w);
-		skel = tk_try_load(ops, configure_way, &w, why, sizeof(why));
+			return load_way(&w, true, err, errlen);
+		skel = load_way(&w, false, why, sizeof(why));
 		if (skel) {
 			tk_info("kernel functions traced: they see every caller");
 			return skel;
 		}
 		tk_info("no kernel function tracing (%s)", why);
 	}
-	tk_info("tracing syscall tracepoints instead; they cannot see %s", tp_blind);
+	tk_info("tracing %s instead; they cannot see %s",
+		tp_first ? "tracepoints" : "syscall tracepoints", tp_blind);
 	*way = w.way = TK_WAY_TP;
-	return err ? tk_try_load(ops, configure_way, &w, err, errlen)
-		   : tk_load(ops, configure_way, &w);
+	return load_way(&w, true, err, errlen);
 }
 
 void *tk_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			  void *ctx, enum tk_way *way, const char *tp_blind)
 {
-	return load(ops, configure, ctx, way, tp_blind, NULL, 0);
+	return load(ops, configure, ctx, way, tp_blind, false, NULL, 0);
+}
+
+void *tk_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
+			  void *ctx, enum tk_way *way, const char *tp_blind)
+{
+	return load(ops, configure, ctx, way, tp_blind, true, NULL, 0);
 }
 
 void *tk_try_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			      void *ctx, enum tk_way *way, const char *tp_blind,
 			      char *err, size_t errlen)
 {
-	return load(ops, configure, ctx, way, tp_blind, err, errlen);
+	return load(ops, configure, ctx, way, tp_blind, false, err, errlen);
 }

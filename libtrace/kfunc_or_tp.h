@@ -25,6 +25,14 @@ enum tk_way { TK_WAY_KFUNC, TK_WAY_TP };
 void *tk_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			  void *ctx, enum tk_way *way, const char *tp_blind);
 
+/* The same with the tracepoint way first, for a tool whose tracepoints
+ * see what it reports (tcpconnect on sock:inet_sock_set_state): the
+ * kernel-function way where the tracepoints are refused, or where
+ * TRACEKIT_ATTACH names a kernel-function method. tp_blind: what the
+ * tracepoint way cannot see, for -v. */
+void *tk_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
+			  void *ctx, enum tk_way *way, const char *tp_blind);
+
 /* The same for a program that runs several tracers (tracekitd): where
  * the last way fails, NULL with the one-line cause in err (tk_try_load). */
 void *tk_try_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,

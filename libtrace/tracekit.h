@@ -14,6 +14,7 @@
 #include "kbtf.h"
 #include "mapread.h"
 #include "names.h"
+#include "net.h"
 #include "opts.h"
 #include "output.h"
 #include "setup.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dns.h"
+#include "kfunc_or_tp.h"
 #include "tcpconnect.h"
 #include "tcpconnect.skel.h"
 #include "tracekit.h"
@@ -31,8 +32,8 @@ static const struct argp_option options[] = {
 	{ "lport", 'L', 0, 0, "Print a LPORT column (the local port)", 0 },
 	{ "dns", 'd', 0, 0,
 	  "Print the likely DNS query behind each connect (QUERY column)", 0 },
-	{ "ipv4", '4', 0, 0, "Only IPv4 (tcp_v4_connect)", 0 },
-	{ "ipv6", '6', 0, 0, "Only IPv6 (tcp_v6_connect)", 0 },
+	{ "ipv4", '4', 0, 0, "Only IPv4", 0 },
+	{ "ipv6", '6', 0, 0, "Only IPv6", 0 },
 	{ "print-uid", 'U', 0, 0, "Print a UID column", 0 },
 	{ "timestamp", 't', 0, 0, "Print seconds since start (TIME(s))", 0 },
 	{ 0 },
@@ -41,13 +42,21 @@ static const struct argp_option options[] = {
 static const char doc[] =
 "Trace active TCP connects, IPv4 and IPv6.\n"
 "\v"
-"A connect is reported when the kernel sent its SYN (tcp_v4_connect or\n"
-"tcp_v6_connect returned 0): that includes non-blocking connects still in\n"
-"progress (EINPROGRESS) and connects the peer then refuses or that time\n"
-"out, as in bcc; a connect that fails before its SYN (no route, no free\n"
-"local port) is not. An IPv6 socket connecting to a v4-mapped address\n"
-"(::ffff:a.b.c.d) is reported as IPv4. -L adds the local port (LPORT);\n"
-"-j always has it (\"sport\").\n"
+"A connect is reported once the kernel has made its SYN: that includes\n"
+"non-blocking connects still in progress (EINPROGRESS) and connects the\n"
+"peer then refuses or that time out, as in bcc; a connect that fails\n"
+"before (no route, no free local port) is not. An IPv6 socket connecting\n"
+"to a v4-mapped address (::ffff:a.b.c.d) is reported as IPv4 (with -6,\n"
+"as IPv6). -L adds the local port (LPORT); -j always has it (\"sport\").\n"
+"\n"
+"It traces the tracepoint sock:inet_sock_set_state where the kernel has\n"
+"it (4.16), else the kernel functions tcp_v4_connect and tcp_v6_connect\n"
+"(fentry, else kprobes); -v says which. The tracepoint sees the change\n"
+"to SYN_SENT in the connecting task, just before the kernel picks the\n"
+"local port: the connect is printed at the socket's next change\n"
+"(ESTABLISHED, or CLOSE when refused, timed out or closed), usually\n"
+"within a round trip; one to a host that does not answer, when it is\n"
+"given up. The kernel functions print it when tcp_v[46]_connect returns.\n"
 "\n"
 "--print-cgroup adds CGROUP, the connecting task's cgroup v2 path, after\n"
 "COMM; with -c, connects are counted per cgroup too, CGROUP first.\n"
@@ -81,30 +90,6 @@ static const char doc[] =
 "  tcpconnect --cgroup /sys/fs/cgroup/system.slice  # only this cgroup\n"
 "  tcpconnect -j          # NDJSON, one object per connect\n";
 
-/* -P 80,443: every item a port, no empty ones. */
-static void parse_ports(const char *arg)
-{
-	const char *p = arg;
-	char *end = (char *)arg;
-	long port;
-
-	env.n_ports = 0;
-	do {
-		if (*p < '0' || *p > '9')  /* no sign, blank or empty item */
-			port = 0;
-		else
-			port = strtol(p, &end, 10);
-		if (port < 1 || port > 65535 || (*end && *end != ','))
-			tk_usage_error("invalid --port value '%s': expected ports from 1 to 65535, comma-separated (e.g. 80,443)",
-				       arg);
-		if (env.n_ports == TCPCONNECT_MAX_PORTS)
-			tk_usage_error("invalid --port value '%s': at most %d ports",
-				       arg, TCPCONNECT_MAX_PORTS);
-		env.ports[env.n_ports++] = port;
-		p = end + 1;
-	} while (*end);
-}
-
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
 	(void)state;
@@ -113,7 +98,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 's': /* fall through: one column, two spellings */
 	case 'L': env.lport = true; break;
 	case 'd': env.dns = true; break;
-	case 'P': parse_ports(arg); break;
+	case 'P':
+		env.n_ports = tk_ports_arg("--port", arg, env.ports, TCPCONNECT_MAX_PORTS);
+		break;
 	case '4': env.ipv4_only = true; break;
 	case '6': env.ipv6_only = true; break;
 	case 'U': env.print_uid = true; break;
@@ -147,14 +134,6 @@ static const struct tk_tool tool = {
 	.own_letters = "cd",
 	.bcc_missing = bcc_missing,
 };
-
-static const char *addr_str(int ip, const unsigned char *addr, char *buf,
-			    size_t len)
-{
-	if (!inet_ntop(ip == 4 ? AF_INET : AF_INET6, addr, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
-}
 
 /* bcc's columns: "%-7d %-12.12s %-2d %-16s [%-6d] %-16s %-6d [%s]"
  * (LPORT with -L, QUERY with -d), after "%-9.3f" TIME(s) and "%-6d" UID;
@@ -241,7 +220,7 @@ static void print_text(const struct tcpconnect_event *e)
 	char buf[INET6_ADDRSTRLEN], daddr[INET6_ADDRSTRLEN];
 	size_t comm_len = strnlen(e->comm, sizeof(e->comm));
 
-	addr_str(e->ip, e->daddr, daddr, sizeof(daddr));
+	tk_addr_str(e->ip, e->daddr, daddr, sizeof(daddr));
 	if (tk_opts.time)
 		printf("%-8s ", tk_time_str(buf, sizeof(buf)));
 	if (env.timestamp)
@@ -255,7 +234,7 @@ static void print_text(const struct tcpconnect_event *e)
 	if (tk_opts.filter.cgroup_ids)
 		tk_print_cgroup(stdout, e->cgroup_id, c_cgroup.width);
 	tk_print_cell(stdout, &c_ip, 0, "%d", e->ip);
-	tk_print_cell(stdout, &c_saddr, 0, "%s", addr_str(e->ip, e->saddr, buf, sizeof(buf)));
+	tk_print_cell(stdout, &c_saddr, 0, "%s", tk_addr_str(e->ip, e->saddr, buf, sizeof(buf)));
 	if (env.lport)
 		tk_print_cell(stdout, &c_lport, 0, "%u", e->sport);
 	tk_print_cell(stdout, &c_daddr, 0, "%s", daddr);
@@ -280,9 +259,9 @@ static void print_json(const struct tcpconnect_event *e)
 	if (tk_opts.filter.cgroup_ids)
 		tk_json_cgroup(&j, e->cgroup_id);
 	tk_json_int(&j, "ip", e->ip);
-	tk_json_str(&j, "saddr", addr_str(e->ip, e->saddr, buf, sizeof(buf)));
+	tk_json_str(&j, "saddr", tk_addr_str(e->ip, e->saddr, buf, sizeof(buf)));
 	tk_json_uint(&j, "sport", e->sport);
-	tk_json_str(&j, "daddr", addr_str(e->ip, e->daddr, buf, sizeof(buf)));
+	tk_json_str(&j, "daddr", tk_addr_str(e->ip, e->daddr, buf, sizeof(buf)));
 	tk_json_uint(&j, "dport", e->dport);
 	if (env.dns) {
 		struct query q = dns_query(e);
@@ -415,10 +394,10 @@ static void print_counts(struct bpf_map *map)
 			if (tk_opts.filter.cgroup_ids)
 				tk_json_cgroup(&j, t->k.cgroup_id);
 			tk_json_int(&j, "ip", t->k.ip);
-			tk_json_str(&j, "saddr", addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
+			tk_json_str(&j, "saddr", tk_addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
 			if (env.lport)
 				tk_json_uint(&j, "sport", t->k.sport);
-			tk_json_str(&j, "daddr", addr_str(t->k.ip, t->k.daddr, buf, sizeof(buf)));
+			tk_json_str(&j, "daddr", tk_addr_str(t->k.ip, t->k.daddr, buf, sizeof(buf)));
 			tk_json_uint(&j, "dport", t->k.dport);
 			tk_json_uint(&j, "count", t->n);
 			tk_json_end(&j);
@@ -426,8 +405,8 @@ static void print_counts(struct bpf_map *map)
 		}
 		if (tk_opts.filter.cgroup_ids)
 			tk_print_cgroup(stdout, t->k.cgroup_id, c_cgroup.width);
-		tk_print_cell(stdout, &laddr, 0, "%s", addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
-		tk_print_cell(stdout, &raddr, 0, "%s", addr_str(t->k.ip, t->k.daddr, buf, sizeof(buf)));
+		tk_print_cell(stdout, &laddr, 0, "%s", tk_addr_str(t->k.ip, t->k.saddr, buf, sizeof(buf)));
+		tk_print_cell(stdout, &raddr, 0, "%s", tk_addr_str(t->k.ip, t->k.daddr, buf, sizeof(buf)));
 		if (env.lport)
 			tk_print_cell(stdout, &lport, 0, "%u", t->k.sport);
 		tk_print_cell(stdout, &rport, 0, "%u", t->k.dport);
@@ -437,6 +416,8 @@ static void print_counts(struct bpf_map *map)
 	fflush(stdout);
 	free(rows);
 }
+
+static enum tk_way way;  /* set by tk_load_tp_or_kfunc before each attempt */
 
 static int configure(void *s, void *ctx)
 {
@@ -449,19 +430,26 @@ static int configure(void *s, void *ctx)
 	skel->rodata->n_ports = env.n_ports;
 	for (i = 0; i < env.n_ports; i++)
 		skel->rodata->ports[i] = env.ports[i];
+	skel->rodata->tk_sock_ip = env.ipv4_only ? 4 : env.ipv6_only ? 6 : 0;
 	if (env.ipv4_only)
-		tk_programs_off(skel->obj, "v6_");
+		tk_programs_off(skel->obj, "kf_v6_");
 	if (env.ipv6_only)
-		tk_programs_off(skel->obj, "v4_");
+		tk_programs_off(skel->obj, "kf_v4_");
 	if (!env.dns)
 		tk_programs_off(skel->obj, "dns_reply_");
 	/* Only the map this mode writes; the other's code is dead. */
 	bpf_map__set_autocreate(skel->maps.counts, env.count);
+	bpf_map__set_autocreate(skel->maps.sockets, way == TK_WAY_KFUNC);
+	bpf_map__set_autocreate(skel->maps.pending, way == TK_WAY_TP);
 	bpf_map__set_autocreate(skel->maps.tk_events, !env.count);
 	return 0;
 }
 
 TK_SKEL_OPS(tcpconnect_bpf);
+
+/* What the tracepoint way cannot see, for -v. */
+static const char *tp_blind =
+	"the local port before the connect's next state change (the connect is printed then)";
 
 int main(int argc, char **argv)
 {
@@ -475,7 +463,7 @@ int main(int argc, char **argv)
 		tk_fail("out of memory");
 	if (env.dns)
 		tk_info("-d sees DNS replies over UDP from port 53 whose payload is in the packet's linear data; not DNS over TCP or TLS");
-	skel = tk_load(&tcpconnect_bpf_ops, configure, NULL);
+	skel = tk_load_tp_or_kfunc(&tcpconnect_bpf_ops, configure, NULL, &way, tp_blind);
 	if (env.count) {
 		tk_ready();
 		while (!tk_exiting())

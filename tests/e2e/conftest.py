@@ -470,3 +470,15 @@ def assert_annotated(folded_stack):
     assert all(f.endswith("_[k]") for f in kernel), folded_stack
     assert not any(f.endswith("_[k]") for f in user), folded_stack
     return len(kernel)
+
+
+@pytest.fixture
+def netns():
+    """A network namespace joined to the test's by a veth pair, with IPv4
+    and IPv6 addresses (netns.NetNs), removed after the test."""
+    from netns import NetNs
+    ns = NetNs()
+    try:
+        yield ns
+    finally:
+        ns.close()

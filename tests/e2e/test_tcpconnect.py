@@ -14,8 +14,13 @@ from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, jso
                       kernel_has, loss_record, own_cgroup, require, run, scratch_cgroup,
                       tool_path)
 
-METHODS = ["fentry", "kprobe"]
+# The tracepoint way first (sock:inet_sock_set_state), then the kernel
+# functions'; each test runs on every method the kernel has.
+TP_METHODS = ["tp_btf", "raw_tp", "tp"]
+METHODS = TP_METHODS + ["fentry", "kprobe"]
 EXIT_METHOD = {"fentry": "fexit", "kprobe": "kretprobe"}
+STATE_TARGET = {"tp_btf": "inet_sock_set_state", "raw_tp": "inet_sock_set_state",
+                "tp": "sock/inet_sock_set_state"}
 # bcc's headers (tools/tcpconnect.py: "%-7s %-12s %-2s %-16s %-16s %-6s",
 # LPORT "%-6s" with -L, " QUERY" with -d; -c: "%-25s %-25s %-20s %-10s",
 # and libbpf-tools' LPORT "%-20s" with -s).
@@ -143,9 +148,13 @@ DNS_TARGET = {"tp_btf": "netif_receive_skb", "raw_tp": "netif_receive_skb",
 
 
 def expected_probes(method, ips=(4, 6), dns=None):
-    """dns: the method of -d's probe, when it is on."""
-    want = {f"v{ip}_connect_{part}": (m, f"tcp_v{ip}_connect")
-            for ip in ips for part, m in (("entry", method), ("exit", EXIT_METHOD[method]))}
+    """dns: the method of -d's probe, when it is on. The tracepoint way
+    has one probe for both families (-4 and -6 filter in BPF)."""
+    if method in TP_METHODS:
+        want = {"tp_connect_state": (method, STATE_TARGET[method])}
+    else:
+        want = {f"kf_v{ip}_connect_{part}": (m, f"tcp_v{ip}_connect")
+                for ip in ips for part, m in (("entry", method), ("exit", EXIT_METHOD[method]))}
     if dns:
         want["dns_reply"] = (dns, DNS_TARGET[dns])
     return want
@@ -401,7 +410,8 @@ def query_cell(cell, name):
 
 
 # -d's probe: each method of its chain, beside each connect method.
-DNS_METHODS = [("fentry", "tp_btf"), ("kprobe", "raw_tp"), ("kprobe", "tp")]
+DNS_METHODS = [("tp_btf", "tp_btf"), ("raw_tp", "raw_tp"), ("tp", "tp"), ("fentry", "tp_btf"),
+               ("kprobe", "raw_tp"), ("kprobe", "tp")]
 
 
 @pytest.mark.parametrize("method,dns", DNS_METHODS)
@@ -628,7 +638,9 @@ def test_dns_dry_run_and_duration(method):
     require(method)
     r = run("tcpconnect", "-d", "--dry-run", env={"TRACEKIT_ATTACH": method})
     assert r.returncode == 0, r.stderr
-    best = next(m for m in ("tp_btf", "raw_tp", "tp") if kernel_has(m))
+    # TRACEKIT_ATTACH=METHOD starts -d's tracepoint chain there too.
+    best = method if method in TP_METHODS else next(
+        m for m in ("tp_btf", "raw_tp", "tp") if kernel_has(m))
     assert r.stdout.splitlines()[:-1] == [f"probe {p} {m} {f}" for p, (m, f) in
                                           expected_probes(method, dns=best).items()]
     r = run("tcpconnect", "-d", "-j", "--duration", "0.2", env={"TRACEKIT_ATTACH": method})
@@ -637,10 +649,23 @@ def test_dns_dry_run_and_duration(method):
     assert records[-2]["type"] == "dns" and records[-1]["type"] == "loss", records
 
 
-@pytest.mark.parametrize("attach", [None, "kprobe"])
 @pytest.mark.kernel
-def test_no_kernel_function_tracing_fails_in_one_line(attach):
-    assert_no_kernel_function_tracing("tcpconnect", "tcp_v4_connect", attach=attach)
+def test_no_kernel_function_tracing_fails_in_one_line():
+    """TRACEKIT_ATTACH=kprobe keeps tcpconnect to the kernel functions."""
+    assert_no_kernel_function_tracing("tcpconnect", "tcp_v4_connect", attach="kprobe")
+
+
+@pytest.mark.kernel
+def test_tracepoint_way_first():
+    """With no TRACEKIT_ATTACH the tracepoint way is the first choice;
+    -v says what it cannot see."""
+    require("tp")
+    r = run("tcpconnect", "-v", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^probe tp_connect_state (tp_btf|raw_tp|tp) ", r.stdout, re.M), r.stdout
+    r = run("tcpconnect", "-v", "--duration", "0.1")
+    assert r.returncode == 0, r.stderr
+    assert "tcpconnect: tracepoints traced; they cannot see the local port" in r.stderr
 
 
 def test_help():
@@ -769,9 +794,6 @@ def test_print_cgroup_counts_per_cgroup(servers, method):
 def test_print_cgroup_names_the_commands_cgroup(servers, tmp_path):
     """-- COMMAND: COMMAND's connect is in tracekit-tcpconnect-PID, beside
     the cgroup the tool was started in (the kernel's first method)."""
-    if not (kernel_has("fentry") or kernel_has("kprobe")):
-        pytest.skip("this kernel traces no kernel function (no kprobes, fentry refused); "
-                    "make check-vm runs it under other kernels")
     out = tmp_path / "out.json"
     p = subprocess.Popen([tool_path("tcpconnect"), "-j", "--print-cgroup", "-o", out, "--",
                           sys.executable, "-c", CHILD], stdin=subprocess.PIPE,

@@ -19,6 +19,11 @@ static int configure(void *s, void *ctx)
 	sk->rodata->count_mode = true;
 	bpf_map__set_autocreate(sk->maps.tk_events, false);
 	tk_programs_off(sk->obj, "dns_reply_");  /* tcpconnect -d's */
+	/* The kernel functions only, as before tcpconnect had its
+	 * tracepoint way (the collector's own move is issue 18's next
+	 * slice): both at once would count each connect twice. */
+	tk_programs_off(sk->obj, "tp_");
+	bpf_map__set_autocreate(sk->maps.pending, false);
 	return 0;
 }
 

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcplife: one event per TCP connection when it closes, with its bytes
+ * each way (tcp_sock's bytes_acked and bytes_received, read at the change
+ * to CLOSE, as bcc does: no send or receive is traced) and how long it
+ * lived.
+ *
+ * Its life starts at its first change to a state before FIN_WAIT1
+ * (SYN_SENT for a connect, SYN_RECV for an accepted connection); bcc
+ * takes the last such change (ESTABLISHED). A connection whose start was
+ * not seen is not reported, as in bcc.
+ *
+ * Whose connection: the state tracepoint runs in softirq as often as in
+ * the socket's process, so the process is taken where the change can
+ * only be made by a system call of the socket's own process: SYN_SENT
+ * (connect), FIN_WAIT1 (close or shutdown first) and LAST_ACK (close or
+ * shutdown after the peer's). The first of them counts: the connecting
+ * process for a connect, the closing one for an accepted connection.
+ * bcc and libbpf-tools take SYN_SENT and LAST_ACK, the later one
+ * winning, and else the task on the CPU at the close; here a connection
+ * with none of the three (reset before its process closed it) has no
+ * task (pid 0), and is reported only when no task filter is given. The
+ * task filters keep the connections of the tasks they name. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "tcplife.h"
+#include "tk_emit.bpf.h"
+#include "tk_filter.bpf.h"
+#include "tk_sock.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCPLIFE_MAX_SOCKS);
+	__type(key, u64);               /* struct sock * */
+	__type(value, u64);             /* ktime ns of its start */
+} birth SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCPLIFE_MAX_SOCKS);
+	__type(key, u64);
+	__type(value, struct tk_sock_owner);
+} owners SEC(".maps");
+
+static __always_inline void note_owner(u64 key)
+{
+	struct tk_sock_owner o;
+	u64 id;
+
+	/* The first one counts; a socket's changes are made under its
+	 * lock, one at a time. */
+	if (bpf_map_lookup_elem(&owners, &key))
+		return;
+	id = tk_pid_tgid();
+	__builtin_memset(&o, 0, sizeof(o));
+	o.pid = id >> 32;
+	o.tid = (u32)id;
+	o.uid = (u32)bpf_get_current_uid_gid();
+	o.wanted = tk_task_wanted();
+	bpf_get_current_comm(o.comm, sizeof(o.comm));
+	if (bpf_map_update_elem(&owners, &key, &o, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+}
+
+static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
+				   int newstate)
+{
+	struct tcplife_event e;
+	struct tk_sock_owner *o;
+	u64 key = (u64)sk, *start;
+
+	if (tk_sock_ip && tk_sock_family_ip(sk) != tk_sock_ip)
+		return;
+	if (newstate < TCP_FIN_WAIT1 && !bpf_map_lookup_elem(&birth, &key)) {
+		u64 now = bpf_ktime_get_ns();
+
+		if (bpf_map_update_elem(&birth, &key, &now, BPF_ANY))
+			tk_count_loss(TK_LOSS_MAP_FULL);
+	}
+	if (newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 ||
+	    newstate == TCP_LAST_ACK)
+		note_owner(key);
+	if (newstate != TCP_CLOSE)
+		return;
+	start = bpf_map_lookup_elem(&birth, &key);
+	o = bpf_map_lookup_elem(&owners, &key);
+	if (!start)
+		goto done;
+	__builtin_memset(&e, 0, sizeof(e));
+	e.ts = bpf_ktime_get_ns();
+	e.span_ns = e.ts - *start;
+	if (o) {
+		if (!o->wanted)
+			goto done;
+		e.who = *o;
+	} else if (tk_task_filtered()) {
+		goto done;
+	}
+	/* The ports are final now (a connect's local port is picked after
+	 * its SYN_SENT): -L and -D are checked here. */
+	tk_sock_read(sk, &e.id);
+	if (!tk_sock_wanted(&e.id))
+		goto done;
+	e.tx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_acked);
+	e.rx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_received);
+	tk_emit(ctx, &e, sizeof(e));
+done:
+	bpf_map_delete_elem(&birth, &key);
+	bpf_map_delete_elem(&owners, &key);
+}
+
+TK_SOCK_STATE_PROGS(state, change)
+
+char LICENSE[] SEC("license") = "GPL";

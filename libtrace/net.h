@@ -1,0 +1,20 @@
+/* What the network tools print alike: addresses, TCP states, port lists. */
+#ifndef TK_NET_H
+#define TK_NET_H
+
+#include <stddef.h>
+
+/* The address at addr (IPv4 in its first 4 bytes when ip is 4, else 16
+ * bytes of IPv6), as inet_ntop writes it, into buf; "?" when it cannot. */
+const char *tk_addr_str(int ip, const unsigned char *addr, char *buf, size_t len);
+
+/* bcc's name of a TCP state (tcp.state2str): "ESTABLISHED", "SYN_SENT",
+ * ...; the number for a state it does not know. buf: 12 bytes at least. */
+const char *tk_tcp_state_name(int state, char *buf, size_t len);
+
+/* A port list option such as -L 80,443 or -P 80: every item a port from
+ * 1 to 65535, no empty item, at most max of them; else a usage error
+ * naming option. Returns how many went into ports. */
+int tk_ports_arg(const char *option, const char *arg, unsigned short *ports, int max);
+
+#endif

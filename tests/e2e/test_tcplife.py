@@ -1,0 +1,162 @@
+"""tcplife end to end: TCP connections the test makes from its own
+namespace to a server in another (netns.py), with N bytes sent up and M
+down, the client closing first: each is reported once on each end, with
+exactly those bytes (and the SYN and FIN the kernel's counters count
+with them), and the process that connected (the client) or
+closed (the server) it."""
+import re
+
+import pytest
+
+from conftest import Tool, json_lines, loss_record, run
+from netns import CLIENT_COMM, SERVER_COMM, Client, Server, one_client_argv, transfer
+
+METHODS = ["tp_btf", "raw_tp", "tp"]
+TARGET = {"tp_btf": "inet_sock_set_state", "raw_tp": "inet_sock_set_state",
+          "tp": "sock/inet_sock_set_state"}
+HEADER = "PID   COMM       LADDR           LPORT RADDR           RPORT TX_KB RX_KB MS"
+WIDE_HEADER = ("TIME(s)   PID   COMM             IP LADDR" + " " * 35 + "LPORT RADDR" + " " * 35
+               + "RPORT  TX_KB  RX_KB MS")
+
+
+def ends(records, ports):
+    """The records of connections between these ports (either end),
+    without "time", "ts" and "span_ns" (checked)."""
+    got = []
+    for r in records:
+        if r.get("type") == "connection" and {r["sport"], r["dport"]} <= ports:
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r.pop("time"))
+            assert r.pop("ts") >= 0 and r.pop("span_ns") > 0, r
+            got.append(r)
+    return got
+
+
+def want(netns, s, c, sport, n, m, who=("client", "server")):
+    """The kernel's counters are in sequence space: a connection's SYN
+    and FIN take one each. The client's bytes_acked counts its SYN (acked
+    by the SYN-ACK, which it processes as an ACK) and its FIN; the
+    accepted socket's counts its FIN only (its SYN-ACK was acked before
+    it existed, in the request socket); each side's bytes_received counts
+    the peer's FIN, not its SYN."""
+    ip = 6 if ":" in s.addr else 4
+    caddr = netns.addr4 if ip == 4 else netns.addr6
+    out = []
+    if "client" in who:
+        out.append({"type": "connection", "pid": c.pid, "tid": c.pid, "uid": 0,
+                    "comm": CLIENT_COMM, "ip": ip, "saddr": caddr, "sport": sport,
+                    "daddr": s.addr, "dport": s.port, "tx_bytes": n + 2, "rx_bytes": m + 1})
+    if "server" in who:
+        out.append({"type": "connection", "pid": s.pid, "tid": s.pid, "uid": 0,
+                    "comm": SERVER_COMM, "ip": ip, "saddr": s.addr, "sport": s.port,
+                    "daddr": caddr, "dport": sport, "tx_bytes": m + 1, "rx_bytes": n + 1})
+    return out
+
+
+def no_loss(records):
+    loss = loss_record(records)
+    assert (loss["events_lost"], loss["map_inserts_failed"]) == (0, 0)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("ip", [4, 6])
+def test_exact_bytes_and_processes(netns, method, ip):
+    """The client closes first (at its FIN_WAIT2 -> CLOSE), then the
+    server (LAST_ACK -> CLOSE); N and M differ, and are not KiB
+    multiples."""
+    n, m = 200001, 70003
+    with Server(netns, ip) as s, Client() as c:
+        with Tool("tcplife", "-j", "-v", env={"TRACEKIT_ATTACH": method}) as t:
+            sport = transfer(netns, s, c, n, m)
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    assert f"tcplife: probe state: {method} {TARGET[method]}" in err.splitlines(), err
+    records = json_lines(out)
+    no_loss(records)
+    assert ends(records, {sport, s.port}) == want(netns, s, c, sport, n, m)
+
+
+@pytest.mark.kernel
+def test_filters_drop_what_they_name(netns):
+    """-4, -6, -L (the server's port: its end), -D (the client's end) and
+    -p (the client's process): one IPv4 and one IPv6 connection each."""
+    for opt in ("-4", "-6", "-L", "-D", "-p"):
+        with Server(netns, 4) as s4, Server(netns, 6) as s6, Client() as c:
+            args = {"-4": ["-4"], "-6": ["-6"], "-L": ["-L", f"{s4.port},{s6.port}"],
+                    "-D": ["-D", f"{s6.port},{s4.port}"], "-p": ["-p", c.pid]}[opt]
+            with Tool("tcplife", "-j", *args) as t:
+                sports = {ip: transfer(netns, s, c, 1000 * ip, 10 * ip)
+                          for ip, s in ((4, s4), (6, s6))}
+                out, err, rc = t.stop()
+        assert rc == 0, err
+        records = json_lines(out)
+        no_loss(records)
+        got = ends(records, {sports[4], sports[6], s4.port, s6.port})
+        both = {4: want(netns, s4, c, sports[4], 4000, 40),
+                6: want(netns, s6, c, sports[6], 6000, 60)}
+        expect = {"-4": both[4], "-6": both[6],
+                  "-L": [both[4][1], both[6][1]], "-D": [both[4][0], both[6][0]],
+                  "-p": [both[4][0], both[6][0]]}[opt]
+        assert got == expect, opt
+        if opt in "-4-6":
+            assert {r["ip"] for r in records[:-1]} == {int(opt[1])}, opt
+
+
+@pytest.mark.kernel
+def test_command(netns):
+    """-- COMMAND: its connection only, not the server's end."""
+    with Server(netns, 4) as s:
+        s.proc.stdin.write("1234 5678\n")
+        s.proc.stdin.flush()
+        t = Tool("tcplife", "-j", "--", *one_client_argv(s, 1234, 5678)).start()
+        out, err, rc = t.wait()
+        assert rc == 0, err
+        assert s.proc.stdout.readline() == "done\n"
+    records = json_lines(out)
+    no_loss(records)
+    (r,) = records[:-1]
+    assert (r["comm"], r["daddr"], r["dport"], r["tx_bytes"], r["rx_bytes"]) == \
+        (CLIENT_COMM, s.addr, s.port, 1234 + 2, 5678 + 1), r
+
+
+@pytest.mark.kernel
+def test_text_columns(netns):
+    """bcc's columns, KiB rounded down (the client's TX 5 KiB + 1002 and
+    RX 2 KiB + 1, with its SYN and FIN); -w -t: IP, wide addresses and
+    TIME(s) first."""
+    n, m = 5 * 1024 + 1000, 2048
+    for args in ([], ["-w", "-t"]):
+        with Server(netns, 4) as s, Client() as c:
+            with Tool("tcplife", "-D", s.port, *args) as t:
+                sport = transfer(netns, s, c, n, m)
+                out, err, rc = t.stop()
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert len(lines) == 2, out
+        if not args:
+            assert lines[0] == HEADER
+            assert re.fullmatch(re.escape(
+                f"{c.pid:<5} {CLIENT_COMM:<10} {netns.addr4:<15} {sport:<5} {s.addr:<15} "
+                f"{s.port:<5}     5     2 ") + r"\d+\.\d\d", lines[1]), lines[1]
+        else:
+            assert lines[0] == WIDE_HEADER
+            assert re.fullmatch(r"0\.000000  " + re.escape(
+                f"{c.pid:<5} {CLIENT_COMM:<16} 4  {netns.addr4:<39} {sport:<5} {s.addr:<39} "
+                f"{s.port:<5}      5      2 ") + r"\d+\.\d\d", lines[1]), lines[1]
+
+
+@pytest.mark.parametrize("args,words", [
+    (["-L", "0"], ["--localport", "'0'"]),
+    (["-D", "1,,2"], ["--remoteport", "'1,,2'"]),
+    (["-4", "-6"], ["--ipv4", "--ipv6"]),
+    (["-p", "x"], ["'x'"]),
+    (["-s"], ["'-s'", "-j"]),
+    (["-D"], ["'-D'", "needs a value"]),
+    (["7"], ["'7'"]),
+])
+def test_usage_errors(args, words):
+    r = run("tcplife", *args)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("tcplife: "), r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
