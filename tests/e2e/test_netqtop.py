@@ -6,6 +6,9 @@ Nothing else crosses the pair while the tool runs: IPv6 is disabled on
 both ends before it starts (no neighbour discovery, MLD or router
 solicitations), and each end knows the other's MAC address as a
 permanent neighbour (no ARP)."""
+import os
+import select
+import socket
 import subprocess
 import sys
 
@@ -78,7 +81,6 @@ class Peer:
 def traffic(ns):
     """OUT's datagrams from the namespace to here, IN's from here to the
     namespace, each batch received in full before the next."""
-    import socket
     me = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     me.bind((ns.addr4, 0))
     peer = Peer(ns)
@@ -158,16 +160,15 @@ def test_one_device_every_queue(netns):
     """-n DEV: that device only, a record for each of its queues each
     interval (idle ones with 0), several intervals summing up exactly."""
     quiet_pair(netns)
-    nq = {d: len([q for q in __import__("os").listdir(f"/sys/class/net/{netns.host_if}/queues")
-                  if q.startswith(d)]) for d in ("rx", "tx")}
+    queues = os.listdir(f"/sys/class/net/{netns.host_if}/queues")
+    nq = {d: len([q for q in queues if q.startswith(d + "-")]) for d in ("rx", "tx")}
     with Tool("netqtop", "-j", "-n", netns.host_if, "-i", "1") as t:
         traffic(netns)
         # At least two intervals: wait for the first one's records.
-        import select
         buf = b""
         while b'"seq":2' not in buf:
             select.select([t.proc.stdout], [], [], 10)
-            chunk = __import__("os").read(t.proc.stdout.fileno(), 65536)
+            chunk = os.read(t.proc.stdout.fileno(), 65536)
             assert chunk, "netqtop ended"
             buf += chunk
         traffic(netns)
