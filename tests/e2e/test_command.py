@@ -19,9 +19,9 @@ TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"],
              "funccount": ["c:getpid"], "trace": ["u:c:getpid"],
              "argdist": ["-C", "u:c:getpid"], "fsslower": ["-t", "ext4"],
              "fsdist": ["-t", "ext4"]}
-# Tools that count per disk, not per task: -- COMMAND is a usage error
-# there (test_biopattern.py).
-NO_COMMAND = {"biopattern"}
+# Tools that count per disk or per network device, not per task:
+# -- COMMAND is a usage error there (test_biopattern.py, test_netqtop.py).
+NO_COMMAND = {"biopattern", "netqtop"}
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "cachestat"}
 
 

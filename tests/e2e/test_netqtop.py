@@ -216,6 +216,7 @@ def test_text_table(netns):
     (["-i", "0"], ["--interval", "'0'"]),
     (["-i", "x"], ["--interval", "'x'"]),
     (["-p", "1"], ["task filters"]),
+    (["--", "true"], ["task filters", "-- COMMAND"]),
     (["--bogus"], ["'--bogus'"]),
 ])
 def test_usage_errors(args, words):
