@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bpf.h"
 #include "opts.h"
 
 const char *tk_addr_str(int ip, const unsigned char *addr, char *buf, size_t len)
@@ -52,4 +53,41 @@ int tk_ports_arg(const char *option, const char *arg, unsigned short *ports, int
 		p = end + 1;
 	} while (*end);
 	return n;
+}
+
+void tk_ip_arg(int *ip, int key)
+{
+	if (*ip && *ip != key - '0')
+		tk_usage_error("--ipv4 and --ipv6 exclude each other; give neither for both");
+	*ip = key - '0';
+}
+
+bool tk_sock_opts_parse(struct tk_sock_opts *o, int key, const char *arg)
+{
+	switch (key) {
+	case 'L':
+		o->n_lports = tk_ports_arg("--localport", arg, o->lports, TK_SOCK_MAX_PORTS);
+		return true;
+	case 'D':
+		o->n_dports = tk_ports_arg("--remoteport", arg, o->dports, TK_SOCK_MAX_PORTS);
+		return true;
+	case '4':
+	case '6':
+		tk_ip_arg(&o->ip, key);
+		return true;
+	}
+	return false;
+}
+
+int tk_sock_opts_apply(const struct tk_sock_opts *o, struct bpf_object *obj)
+{
+	int err;
+
+	if ((err = tk_set_rodata(obj, "tk_sock_ip", &o->ip, sizeof(o->ip))) ||
+	    (err = tk_set_rodata(obj, "tk_sock_n_lports", &o->n_lports, sizeof(o->n_lports))) ||
+	    (err = tk_set_rodata(obj, "tk_sock_lports", o->lports, sizeof(o->lports))) ||
+	    (err = tk_set_rodata(obj, "tk_sock_n_dports", &o->n_dports, sizeof(o->n_dports))) ||
+	    (err = tk_set_rodata(obj, "tk_sock_dports", o->dports, sizeof(o->dports))))
+		return err;
+	return 0;
 }

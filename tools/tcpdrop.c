@@ -68,9 +68,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_UNSPECIFIED: env.unspecified = true; break;
 	case '4':
 	case '6':
-		if (env.ip && env.ip != key - '0')
-			tk_usage_error("--ipv4 and --ipv6 exclude each other; give neither for both");
-		env.ip = key - '0';
+		tk_ip_arg(&env.ip, key);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -9,9 +9,7 @@
 static struct {
 	bool timestamp;
 	bool wide;
-	int ip;
-	int n_lports, n_dports;
-	unsigned short lports[TK_SOCK_MAX_PORTS], dports[TK_SOCK_MAX_PORTS];
+	struct tk_sock_opts sock;   /* -4/-6, -L, -D */
 } env;
 
 static const struct argp_option options[] = {
@@ -63,20 +61,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 't': env.timestamp = true; break;
 	case 'w': env.wide = true; break;
-	case 'L':
-		env.n_lports = tk_ports_arg("--localport", arg, env.lports, TK_SOCK_MAX_PORTS);
-		break;
-	case 'D':
-		env.n_dports = tk_ports_arg("--remoteport", arg, env.dports, TK_SOCK_MAX_PORTS);
-		break;
-	case '4':
-	case '6':
-		if (env.ip && env.ip != key - '0')
-			tk_usage_error("--ipv4 and --ipv6 exclude each other; give neither for both");
-		env.ip = key - '0';
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return tk_sock_opts_parse(&env.sock, key, arg) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
@@ -200,18 +186,8 @@ static int handle_event(void *ctx, const void *data, size_t size)
 
 static int configure(void *s, void *ctx)
 {
-	struct tcplife_bpf *skel = s;
-	int i;
-
 	(void)ctx;
-	skel->rodata->tk_sock_ip = env.ip;
-	skel->rodata->tk_sock_n_lports = env.n_lports;
-	for (i = 0; i < env.n_lports; i++)
-		skel->rodata->tk_sock_lports[i] = env.lports[i];
-	skel->rodata->tk_sock_n_dports = env.n_dports;
-	for (i = 0; i < env.n_dports; i++)
-		skel->rodata->tk_sock_dports[i] = env.dports[i];
-	return 0;
+	return tk_sock_opts_apply(&env.sock, ((struct tcplife_bpf *)s)->obj);
 }
 
 TK_SKEL_OPS(tcplife_bpf);
