@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /* tcplife: one event per TCP connection when it closes, with its bytes
- * each way (tcp_sock's bytes_acked and bytes_received, read at the change
- * to CLOSE, as bcc does: no send or receive is traced) and how long it
- * lived.
+ * each way and how long it lived. The bytes are the data the application
+ * sent and had acknowledged, and the data it received: tcp_sock's
+ * bytes_acked and bytes_received, read at the change to CLOSE as bcc does
+ * (no send or receive is traced), less the SYN and FIN they count. They
+ * count sequence space, where a SYN and a FIN are a byte each, so bcc's
+ * TX is one or two more than was sent and its RX one more than was
+ * received. Here:
+ *  - TX less 1 for our SYN when it was acknowledged on this socket (a
+ *    connect's SYN, acked by the SYN-ACK; an accepted socket's SYN-ACK
+ *    was acked in its request socket, before it existed, except for a
+ *    Fast Open child, which exists from the SYN), and 1 for our FIN when
+ *    it was sent (a close from FIN_WAIT1, FIN_WAIT2, CLOSING or LAST_ACK)
+ *    and acknowledged (snd_una reached write_seq, which counts the FIN);
+ *  - RX less 1 when the peer's FIN arrived (tcp_fin sets SOCK_DONE in
+ *    the same step that moves rcv_nxt, and so bytes_received, past it).
  *
  * Its life starts at its first change to a state before FIN_WAIT1
  * (SYN_SENT for a connect, SYN_RECV for an accepted connection); bcc
@@ -33,7 +45,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCPLIFE_MAX_SOCKS);
 	__type(key, u64);               /* struct sock * */
-	__type(value, u64);             /* ktime ns of its start */
+	__type(value, struct tcplife_birth);
 } birth SEC(".maps");
 
 struct {
@@ -63,19 +75,49 @@ static __always_inline void note_owner(u64 key)
 		tk_count_loss(TK_LOSS_MAP_FULL);
 }
 
+/* Did this socket's bytes_acked count its own SYN? (above) */
+static __always_inline bool syn_acked_here(struct sock *sk, int newstate)
+{
+	if (newstate == TCP_SYN_SENT)
+		return true;
+	return newstate == TCP_SYN_RECV &&
+	       BPF_CORE_READ((struct tcp_sock *)sk, fastopen_rsk);
+}
+
+static __always_inline bool fin_acked(struct sock *sk, int oldstate)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	if (oldstate != TCP_FIN_WAIT1 && oldstate != TCP_FIN_WAIT2 &&
+	    oldstate != TCP_CLOSING && oldstate != TCP_LAST_ACK)
+		return false;   /* no FIN of ours: a reset or an abort */
+	return BPF_CORE_READ(tp, snd_una) == BPF_CORE_READ(tp, write_seq);
+}
+
+static __always_inline bool peer_fin_received(struct sock *sk)
+{
+	unsigned long flags = BPF_CORE_READ(sk, __sk_common.skc_flags);
+
+	return flags & (1UL << bpf_core_enum_value(enum sock_flags, SOCK_DONE));
+}
+
 static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
 				   int newstate)
 {
 	struct tcplife_event e;
+	struct tcplife_birth *start;
 	struct tk_sock_owner *o;
-	u64 key = (u64)sk, *start;
+	u64 key = (u64)sk;
 
 	if (tk_sock_ip && tk_sock_family_ip(sk) != tk_sock_ip)
 		return;
 	if (newstate < TCP_FIN_WAIT1 && !bpf_map_lookup_elem(&birth, &key)) {
-		u64 now = bpf_ktime_get_ns();
+		struct tcplife_birth b = {
+			.ns = bpf_ktime_get_ns(),
+			.syn_acked = syn_acked_here(sk, newstate),
+		};
 
-		if (bpf_map_update_elem(&birth, &key, &now, BPF_ANY))
+		if (bpf_map_update_elem(&birth, &key, &b, BPF_ANY))
 			tk_count_loss(TK_LOSS_MAP_FULL);
 	}
 	if (newstate == TCP_SYN_SENT || newstate == TCP_FIN_WAIT1 ||
@@ -99,7 +141,7 @@ static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
 		goto done;
 	__builtin_memset(&e, 0, sizeof(e));
 	e.ts = bpf_ktime_get_ns();
-	e.span_ns = e.ts - *start;
+	e.span_ns = e.ts - start->ns;
 	if (o) {
 		if (!o->wanted)
 			goto done;
@@ -112,8 +154,10 @@ static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
 	tk_sock_read(sk, &e.id);
 	if (!tk_sock_wanted(&e.id))
 		goto done;
-	e.tx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_acked);
-	e.rx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_received);
+	e.tx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_acked) -
+		     start->syn_acked - fin_acked(sk, oldstate);
+	e.rx_bytes = BPF_CORE_READ((struct tcp_sock *)sk, bytes_received) -
+		     peer_fin_received(sk);
 	tk_emit(ctx, &e, sizeof(e));
 done:
 	bpf_map_delete_elem(&birth, &key);
