@@ -134,6 +134,7 @@ static __always_inline int complete_stamped(void *ctx, struct request *rq,
 
 TK_BLOCK_ISSUE_PROGS(tk_block_issue_keep)
 TK_BLOCK_COMPLETE_PROGS(complete)
+TK_BLOCK_REQUEUE_PROGS
 TK_BLOCK_STAMP_PROGS(complete_stamped)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -45,8 +45,7 @@ static __always_inline int issue(void *ctx, struct request *rq)
 		return 0;
 	if (pattern)
 		s.pattern = pattern_of(&s);
-	if (bpf_map_update_elem(&tk_block_start, &key, &s, BPF_ANY))
-		tk_count_loss(TK_LOSS_MAP_FULL);
+	tk_block_start_put(key, &s);
 	return 0;
 }
 
@@ -64,5 +63,6 @@ static __always_inline int complete(void *ctx, struct request *rq, int error)
 
 TK_BLOCK_ISSUE_PROGS(issue)
 TK_BLOCK_COMPLETE_PROGS(complete)
+TK_BLOCK_REQUEUE_PROGS
 
 char LICENSE[] SEC("license") = "GPL";

@@ -47,5 +47,6 @@ static __always_inline int complete(void *ctx, struct request *rq, int error)
 
 TK_BLOCK_ISSUE_PROGS(tk_block_issue_keep)
 TK_BLOCK_COMPLETE_PROGS(complete)
+TK_BLOCK_REQUEUE_PROGS
 
 char LICENSE[] SEC("license") = "GPL";

@@ -34,6 +34,8 @@ enum tk_loss {
 	TK_LOSS_MAP_FULL,    /* map insert failed: map at max_entries */
 	TK_LOSS_UNSEEN,      /* an event the kernel never delivered, noticed
 			      * afterwards (offcputime: a switch back in) */
+	TK_LOSS_RUN_UNSEEN,  /* a probe run the kernel did not make, noticed
+			      * afterwards (reported with runs_missed) */
 	TK_LOSS_MAX,
 };
 

@@ -133,6 +133,7 @@ int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 		if (!who_on && tk_bpf_has_atomics()) {
 			tk_programs_off(obj, "block_rq_issue_");
 			tk_programs_off(obj, "block_rq_complete_");
+			tk_programs_off(obj, "block_rq_requeue_");
 		} else {
 			tk_programs_off(obj, "stamp_rq_");
 		}

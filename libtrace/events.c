@@ -236,15 +236,16 @@ void tk_losses_read(struct bpf_object *obj, struct tk_losses *out)
 		tk_percpu_sum(map, TK_LOSS_EVENT, &out->events);
 		tk_percpu_sum(map, TK_LOSS_MAP_FULL, &out->map_full);
 		tk_percpu_sum(map, TK_LOSS_UNSEEN, &out->unseen);
+		tk_percpu_sum(map, TK_LOSS_RUN_UNSEEN, &out->runs_missed);
 	}
 	out->events += perf_lost;
-	out->runs_missed = tk_runs_missed(obj);
+	out->runs_missed += tk_runs_missed(obj);
 }
 
 void tk_losses_warn_missed(const struct tk_losses *l)
 {
 	if (l->runs_missed)
-		fprintf(stderr, "%s: probe runs missed: %llu (the kernel skipped a program already running on that CPU); counts may be incomplete\n",
+		fprintf(stderr, "%s: probe runs missed: %llu (the kernel skipped a program already running on that CPU, or ran none for an event it did not deliver); counts may be incomplete\n",
 			tk_tool_name(), l->runs_missed);
 }
 

@@ -160,7 +160,7 @@ static const struct {
 	  "Map inserts that failed because a BPF map was full.",
 	  offsetof(struct tk_losses, map_full) },
 	{ "tracekit_probe_runs_missed_total",
-	  "Runs of a collector's BPF programs the kernel skipped because the program was already running on that CPU (Linux 5.12+).",
+	  "Runs of a collector's BPF programs the kernel skipped: the program was already running on that CPU (Linux 5.12+), or, noticed afterwards, an event the kernel did not deliver.",
 	  offsetof(struct tk_losses, runs_missed) },
 };
 
