@@ -222,7 +222,7 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
 BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time
-BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block
+BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -257,6 +257,10 @@ bench-trace: bench-deps
 bench-block: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/block_overhead.py > $(BUILD)/bench-block.md
 	$(PYTHON) bench/results.py block < $(BUILD)/bench-block.md
+# tcplife, tcptop and tcpretrans on loopback transfers (bench/tcp_load.c).
+bench-net: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/net_overhead.py > $(BUILD)/bench-net.md
+	$(PYTHON) bench/results.py net < $(BUILD)/bench-net.md
 
 bench-unwind: bench-deps
 	$(PYTHON) bench/unwind_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-unwind.md
