@@ -254,7 +254,8 @@ static int by_count(const void *a, const void *b)
 	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
 }
 
-/* bcc's "%-32s %20s     %-10s" LADDR LPORT BINDS, most first. */
+/* bcc's "%-32s %20s     %-10s" LADDR LPORT BINDS, most first (without
+ * the last column's trailing blanks). */
 static void print_counts(void)
 {
 	char buf[64];
@@ -262,7 +263,7 @@ static void print_counts(void)
 
 	qsort(counts, n_counts, sizeof(*counts), by_count);
 	if (!tk_opts.json)
-		printf("%-32s %20s     %-10s\n", "LADDR", "LPORT", "BINDS");
+		printf("%-32s %20s     %s\n", "LADDR", "LPORT", "BINDS");
 	for (i = 0; i < n_counts; i++) {
 		const char *a = tk_addr_str(counts[i].ip, counts[i].addr, buf, sizeof(buf));
 
@@ -277,7 +278,7 @@ static void print_counts(void)
 			tk_json_uint(&j, "binds", counts[i].n);
 			tk_json_end(&j);
 		} else {
-			printf("%-32s %20u     %-10llu\n", a, counts[i].port, counts[i].n);
+			printf("%-32s %20u     %llu\n", a, counts[i].port, counts[i].n);
 		}
 	}
 	free(counts);
