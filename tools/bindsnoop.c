@@ -76,18 +76,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct tk_bcc_missing bcc_missing[] = {
-	{ "--cgroupmap", "use -c/--cgroup PATH" },
-	{ "--mntnsmap", "use -c/--cgroup PATH, or -p" },
-	{ 0 },
-};
-
 static const struct tk_tool tool = {
 	.name = "bindsnoop",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
-	.bcc_missing = bcc_missing,
 };
 
 static const char *proto_name(int p, char *buf, size_t len)

@@ -63,19 +63,12 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct tk_bcc_missing bcc_missing[] = {
-	{ "--cgroupmap", "use -c/--cgroup PATH" },
-	{ "--mntnsmap", "use -c/--cgroup PATH, or -p" },
-	{ 0 },
-};
-
 static const struct tk_tool tool = {
 	.name = "tcptracer",
 	.doc = doc,
 	.options = options,
 	.parser = parse,
 	.own_letters = "v",
-	.bcc_missing = bcc_missing,
 };
 
 static const char *type_letter[] = { "U", "C", "A", "X" };
