@@ -78,9 +78,17 @@ int bind_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-/* The address and port asked for, as a struct tk_sock_id's source. */
-static __always_inline void asked(struct tk_sock_id *id, const struct pending *p)
+/* The address and port asked for, as a struct tk_sock_id's source: of
+ * the sockaddr's own family (an IPv6 socket may be passed an AF_INET
+ * one, and fail), else the socket's (AF_UNSPEC). */
+static __always_inline void asked(struct tk_sock_id *id, const struct pending *p,
+				  u16 family)
 {
+	u16 fam = *(const u16 *)p->addr;
+
+	if (fam == TK_AF_INET || fam == TK_AF_INET6)
+		family = fam;
+	id->ip = family == TK_AF_INET ? 4 : 6;
 	id->sport = (u16)p->addr[2] << 8 | p->addr[3];
 	if (id->ip == 4)
 		__builtin_memcpy(id->saddr, p->addr + 4, 4);
@@ -112,8 +120,7 @@ int bind_exit(struct trace_event_raw_sys_exit *ctx)
 	__builtin_memset(&e, 0, sizeof(e));
 	e.ret = ctx->ret;
 	if (e.ret) {
-		e.id.ip = family == TK_AF_INET ? 4 : 6;
-		asked(&e.id, p);
+		asked(&e.id, p, family);
 	} else {
 		tk_sock_read(sk, &e.id);
 	}
