@@ -161,3 +161,31 @@ def test_usage_errors(args, words):
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("tcptracer: "), r.stderr
     for w in words:
         assert w in r.stderr, r.stderr
+
+
+@pytest.mark.kernel
+def test_close_of_the_last_descriptor_only(netns):
+    """A connection's socket with two descriptors (dup): closing the first
+    is no close of the connection; closing the second is its X."""
+    from netns import wait_closed
+    from sockops import COMM, SockOps
+    with Server(netns, 4) as s, SockOps() as h:
+        s.proc.stdin.write("5 5\n")
+        s.proc.stdin.flush()
+        with Tool("tcptracer", "-j", "-p", h.pid) as t:
+            h.do(f"import os; c = socket.create_connection(('{s.addr}', {s.port})); "
+                 f"c.sendall(b'x' * 5); r = c.recv(5)")
+            sport = h.port("c")
+            h.do("d = os.dup(c.fileno()); c.close()")
+            h.do("e = socket.socket(fileno=d); e.shutdown(socket.SHUT_WR); "
+                 "r = e.recv(10)")
+            assert s.proc.stdout.readline() == "done\n"
+            h.do("e.close()")
+            wait_closed(netns, s.port, sport)
+            out, err, rc = t.stop()
+    assert rc == 0, err
+    records = json_lines(out)
+    no_loss(records)
+    got = [(r["type"], r["pid"], r["comm"], r["sport"], r["dport"]) for r in records[:-1]]
+    assert got == [("connect", h.pid, COMM, sport, s.port),
+                   ("close", h.pid, COMM, sport, s.port)], got
