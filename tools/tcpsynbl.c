@@ -29,7 +29,8 @@ static const char doc[] =
 "not the tool's own, its network namespace (its inode). A handshake that\n"
 "finds the queue full (backlog_max + 1 waiting) makes no socket and is\n"
 "not counted (bcc counts it). -4/-6: the listener's family (an IPv6\n"
-"listener's IPv4 connections count as IPv6).\n"
+"listener's IPv4 connections count as IPv6). Handshakes complete in\n"
+"softirq, in no process: the task filters do not apply.\n"
 "\n"
 "It traces the tracepoint sock:inet_sock_set_state (the new socket's\n"
 "change to SYN_RECV, as a copy of its listener), so it needs neither\n"
@@ -135,6 +136,8 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	tk_parse_args(&tool, argc, argv);
+	if (tk_block_task_filtered())
+		tk_usage_error("tcpsynbl counts per listener, in softirq: the task filters (-p, --tid, -u, -c, --name, --ppid, -- COMMAND) do not apply");
 	if (!stat("/proc/self/ns/net", &st))
 		own_netns = st.st_ino;
 	tk_init();

@@ -153,6 +153,8 @@ def test_text(netns):
     (["-4", "-6"], ["--ipv4", "--ipv6"]),
     (["-L", "80"], ["'-L'"]),
     (["x"], ["'x'"]),
+    (["-p", "1"], ["task filters"]),
+    (["--", "true"], ["task filters"]),
 ])
 def test_usage_errors(args, words):
     r = run("tcpsynbl", *args)
