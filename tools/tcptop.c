@@ -127,7 +127,7 @@ static const char *endpoint(const struct row *r, bool local, char *buf, size_t l
 	return buf;
 }
 
-static void print_json(const struct row *r, long seq)
+static void print_json(const struct row *r, int seq)
 {
 	char buf[64];
 	struct tk_json j;
@@ -197,8 +197,9 @@ static void print_summary(void)
 	printf("%-8s loadavg: %s\n", tk_time_str(hms, sizeof(hms)), load);
 }
 
-static void print_interval(struct tcptop_bpf *skel, long seq)
+static void print_interval(void *arg, int seq)
 {
+	struct tcptop_bpf *skel = arg;
 	static struct row rows[TCPTOP_MAX_ENTRIES];
 	int i, n;
 
@@ -227,30 +228,16 @@ int main(int argc, char **argv)
 {
 	static enum tk_way way;
 	struct tcptop_bpf *skel;
-	double next, now;
-	long seq = 0;
-	bool last;
 
 	tk_parse_args(&tool, argc, argv);
 	if (!tk_opts.interval)
 		tk_opts.interval = 1;
 	tk_init();
 	skel = tk_load_tp_or_kfunc(&tcptop_bpf_ops, configure, NULL, &way, tp_blind);
-	next = tk_elapsed() + tk_opts.interval;
 	if (!tk_opts.json)
 		printf("Tracing... Output every %ld secs. Hit Ctrl-C to end\n", tk_opts.interval);
 	tk_ready();
-	do {
-		now = next - tk_elapsed();
-		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);
-		last = tk_exiting();
-		now = tk_elapsed();
-		if (!last && now < next)
-			continue;  /* woken early */
-		print_interval(skel, ++seq);
-		next += tk_opts.interval;
-		last = last || (tk_opts.count && seq >= tk_opts.count);
-	} while (!last);
+	tk_print_intervals(print_interval, skel);
 	tk_losses_report(skel->obj);
 	tcptop_bpf__destroy(skel);
 	return tk_exit_status();
