@@ -95,6 +95,7 @@ def no_loss(records):
     assert (loss["events_lost"], loss["map_inserts_failed"]) == (0, 0)
 
 
+@pytest.mark.kernel
 @pytest.mark.parametrize("by_pid", [True, False])
 def test_exact_lookups(name, by_pid):
     """-p: the libc the child maps, only its lookups; without: the
@@ -113,6 +114,7 @@ def test_exact_lookups(name, by_pid):
         assert len(records) == 3 * n + 1
 
 
+@pytest.mark.kernel
 def test_command(name):
     """-- COMMAND: its lookups only, the tool ending with it."""
     host, hosts = name
