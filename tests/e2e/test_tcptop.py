@@ -184,6 +184,28 @@ def test_text_columns(netns):
         ], out
 
 
+@pytest.mark.kernel
+def test_sort_and_rows(netns):
+    """-s all (sent + received), sent, received: largest first; -r 1:
+    the first row only. Three connections of the client: A sends 3000
+    and receives 10, B 10 and 5000, C 2000 and 2000."""
+    sizes = {"A": (3000, 10), "B": (10, 5000), "C": (2000, 2000)}
+    orders = {("-s", "all"): "BCA", ("-s", "sent"): "ACB", ("-s", "received"): "BCA",
+              ("-s", "sent", "-r", "1"): "A"}
+    for args, order in orders.items():
+        with Server(netns, 4) as s, Client() as c:
+            with Tool("tcptop", "-C", "-S", "-p", c.pid, *args, NEVER) as t:
+                port = {k: transfer(netns, s, c, n, m) for k, (n, m) in sizes.items()}
+                out, err, rc = t.stop()
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert lines[:3] == ["Tracing... Output every 3600 secs. Hit Ctrl-C to end", "",
+                             HEADER4], out
+        by_port = {v: k for k, v in port.items()}
+        got = "".join(by_port[int(line.split()[2].rsplit(":", 1)[1])] for line in lines[3:])
+        assert got == order, (args, out)
+
+
 @pytest.mark.parametrize("args,words", [
     (["-s", "bytes"], ["--sort", "'bytes'", "sent"]),
     (["-r", "0"], ["--rows", "'0'"]),
