@@ -13,13 +13,15 @@
  * since 6.5) and every receive by a system call or io_uring are seen;
  * splice from a socket (tcp_read_sock) is not.
  *
- * kf_*: the kernel functions, as bcc: tcp_sendmsg's return, the bytes it
- * queued (entry and return each fentry/fexit, else kprobe/kretprobe,
- * any mix: the socket is kept by thread in between); tcp_recvmsg's return, the bytes a read took from the socket
- * (MSG_PEEK reads included: the flags' place in its arguments differs
- * between kernels). bcc and libbpf-tools take tcp_sendmsg's size asked
- * for and tcp_cleanup_rbuf's copied, which a MSG_WAITALL read passes
- * more than once. */
+ * kf_*: the kernel functions, as bcc: tcp_sendmsg's return, the bytes
+ * it queued, and tcp_recvmsg's, the bytes a read took from the socket
+ * (MSG_PEEK reads included: the flags' place among its arguments differs
+ * between kernels). Entry and return are each fentry/fexit, else
+ * kprobe/kretprobe, in any mix: the socket is kept by thread in between;
+ * the fexit reads the return with bpf_get_func_ret (5.17), so older
+ * kernels take the kretprobe. bcc and libbpf-tools count tcp_sendmsg's
+ * size asked for and tcp_cleanup_rbuf's copied, which a MSG_WAITALL read
+ * passes more than once. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
