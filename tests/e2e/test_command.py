@@ -22,6 +22,7 @@ TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"],
 # Tools that count per disk or per network device, not per task:
 # -- COMMAND is a usage error there (test_biopattern.py, test_netqtop.py).
 NO_COMMAND = {"biopattern", "netqtop"}
+NO_COMMAND |= {"tcpsynbl"}   # per listener, in softirq: no task
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "cachestat"}
 
 
