@@ -25,7 +25,10 @@ class NetNs:
     """ip netns NAME; veth: HOST_IF here (addr4/addr6 .1 / ::1) and
     PEER_IF in the namespace (peer4 / peer6: .2 / ::2)."""
 
-    def __init__(self):
+    def __init__(self, ipv6=True):
+        """ipv6=False: IPv6 off on the veth before it is up (no addr6 /
+        peer6), so that nothing but what the test sends crosses it (no
+        router solicitation, MLD or duplicate address detection)."""
         n = next(_serial)
         tag = f"{os.getpid() % 100000}-{n}"
         self.name = f"tk-net-{tag}"
@@ -41,11 +44,18 @@ class NetNs:
         try:
             _ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.peer_if)
             _ip("link", "set", self.peer_if, "netns", self.name)
+            if not ipv6:
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{self.host_if}.disable_ipv6=1"],
+                               check=True)
+                self.run("sysctl", "-qw", f"net.ipv6.conf.{self.peer_if}.disable_ipv6=1")
             _ip("addr", "add", f"{self.addr4}/24", "dev", self.host_if)
-            _ip("-6", "addr", "add", f"{self.addr6}/64", "dev", self.host_if, "nodad")
+            if ipv6:
+                _ip("-6", "addr", "add", f"{self.addr6}/64", "dev", self.host_if, "nodad")
             _ip("link", "set", self.host_if, "up")
             self.run("ip", "addr", "add", f"{self.peer4}/24", "dev", self.peer_if)
-            self.run("ip", "-6", "addr", "add", f"{self.peer6}/64", "dev", self.peer_if, "nodad")
+            if ipv6:
+                self.run("ip", "-6", "addr", "add", f"{self.peer6}/64", "dev", self.peer_if,
+                         "nodad")
             self.run("ip", "link", "set", self.peer_if, "up")
             self.run("ip", "link", "set", "lo", "up")
         except BaseException:
