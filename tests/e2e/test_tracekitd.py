@@ -46,7 +46,7 @@ class Daemon(Tool):
         self.config = config or os.path.join(self.tmp, "tracekitd.conf")
         if not config:
             write_config(self.config, syscalls=True, execs=True, runqlat=True,
-                         tcpconnect=False, vfsstat=False)
+                         tcpconnect=False, vfsstat=False, tcpstates=False, drops=False)
         super().__init__(NAME, "--config", self.config,
                          "--listen", f"127.0.0.1:{self.port}", *args, env=env)
 
