@@ -247,3 +247,25 @@ def test_all_network_collectors_promtool(tmp_path, ns4):
                  dport=str(CLOSED)) == 1
     assert not any(v for v in series(s, "tracekit_series_dropped_total").values())
     promtool_ok(text)
+
+
+@pytest.mark.kernel
+def test_state_changes_capped_with_overflow_series(tmp_path, ns4):
+    """--max-series 2: two series of tracekit_tcp_state_changes_total
+    kept, the rest summed into one whose labels are all __overflow__, and
+    counted in tracekit_series_dropped_total (the namespace's connection
+    alone makes 7 series)."""
+    conf = tmp_path / "c.conf"
+    write_config(conf, **OFF, tcpstates=True, drops=False)
+    with Daemon("--max-series", 2, config=str(conf)) as d:
+        with Server(ns4, 4) as s, Client() as c:
+            transfer(ns4, s, c, 10, 10)
+        text = d.scrape()
+    got = series(samples(text), "tracekit_tcp_state_changes_total")
+    over = frozenset({("netns", "__overflow__"), ("oldstate", "__overflow__"),
+                      ("newstate", "__overflow__")})
+    assert over in got and len(got) == 3, got
+    assert got[over] >= 5   # at least the namespace's other series
+    assert value(samples(text), "tracekit_series_dropped_total",
+                 metric="tracekit_tcp_state_changes_total") == got[over]
+    promtool_ok(text)
