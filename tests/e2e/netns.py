@@ -36,6 +36,13 @@ class NetNs:
         self.peer_if = f"tkv{os.getpid() % 100000}p{n}"[:15]
         # A subnet of the test's own: 10.(pid)/(serial), fd00:746b:pid:serial.
         b, c = 200 + os.getpid() % 50, n % 250 + 1
+        # Another test process (pid equal mod 50) may hold that subnet
+        # here: the next free one, so that routes never clash.
+        for _ in range(250):
+            if not subprocess.run(["ip", "-o", "-4", "addr", "show", "to", f"10.{b}.{c}.0/24"],
+                                  capture_output=True, text=True).stdout:
+                break
+            c = c % 250 + 1
         self.addr4, self.peer4 = f"10.{b}.{c}.1", f"10.{b}.{c}.2"
         net6 = f"fd00:746b:{os.getpid() % 65536:x}:{n:x}"
         self.addr6 = str(ipaddress.IPv6Address(f"{net6}::1"))   # as inet_ntop writes it
