@@ -20,6 +20,7 @@ const volatile int tcpdrop_skip1 = -1;       /* reasons that are no drop: */
 const volatile int tcpdrop_skip2 = -1;       /* SKB_CONSUMED, NOT_SPECIFIED */
 const volatile int tcpdrop_ip = 0;           /* -4: 4, -6: 6 */
 const volatile int tcpdrop_kstack = 0;       /* -K */
+const volatile bool tcpdrop_count = false;   /* tracekitd: drop_counts only */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -30,6 +31,37 @@ struct {
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
+
+/* tracekitd's count mode: drops by namespace, reason and protocol. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCPDROP_MAX_COUNTS);
+	__type(key, struct tcpdrop_count_key);
+	__type(value, u64);
+} drop_counts SEC(".maps");
+
+/* The namespace: the device's the packet came in or went out on, else
+ * its socket's; 0 when it has neither. */
+static __always_inline void count_drop(struct sk_buff *skb, struct sock *rx_sk,
+				       int reason, u8 l4proto)
+{
+	struct tcpdrop_count_key k = {};
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
+	struct sock *sk = BPF_CORE_READ(skb, sk);
+	u64 zero = 0, *n;
+
+	if (!sk)
+		sk = rx_sk;
+	if (dev)
+		k.netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	else if (sk)
+		k.netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k.reason = reason;
+	k.proto = l4proto;
+	n = tk_lookup_or_init(&drop_counts, &k, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
 
 static __always_inline int drop(void *ctx, struct sk_buff *skb, void *location,
 				 int reason, struct sock *rx_sk)
@@ -51,12 +83,21 @@ static __always_inline int drop(void *ctx, struct sk_buff *skb, void *location,
 		return 0;
 	if (!tk_task_wanted())
 		return 0;
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e)
-		return 0;
 	head = BPF_CORE_READ(skb, head);
 	nh = BPF_CORE_READ(skb, network_header);
 	if (bpf_probe_read_kernel(&b0, 1, head + nh))
+		return 0;
+	if (tcpdrop_count) {
+		u8 l4proto = 0;
+
+		if (b0 >> 4 != (proto == ETH_P_IP ? 4 : 6))
+			return 0;
+		bpf_probe_read_kernel(&l4proto, 1, head + nh + (proto == ETH_P_IP ? 9 : 6));
+		count_drop(skb, rx_sk, reason, l4proto);
+		return 0;
+	}
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
 		return 0;
 	if (proto == ETH_P_IP) {
 		if (b0 >> 4 != 4)

@@ -6,6 +6,16 @@
 
 #define TCPDROP_STACK_DEPTH 127
 
+/* tracekitd: (namespace, reason, protocol) counted at once. */
+#define TCPDROP_MAX_COUNTS 4096
+
+struct tcpdrop_count_key {
+	unsigned int netns;            /* the device's network namespace
+					* (inode), else its socket's; 0: none */
+	int reason;                    /* as the event's */
+	unsigned int proto;            /* IPPROTO_* from the IP header */
+};
+
 struct tcpdrop_event {
 	unsigned long long ts;
 	unsigned long long location;   /* the kernel code that freed it */

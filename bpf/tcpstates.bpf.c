@@ -21,12 +21,40 @@ struct {
 	__type(value, u64);             /* ktime ns of its last change */
 } last SEC(".maps");
 
+/* tracekitd's count mode: changes by namespace, old and new state, and
+ * nothing else (no times, no events, no filters). */
+const volatile bool tcpstates_count = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCPSTATES_MAX_COUNTS);
+	__type(key, struct tcpstates_count_key);
+	__type(value, u64);
+} state_counts SEC(".maps");
+
+static __always_inline void count_change(struct sock *sk, int oldstate, int newstate)
+{
+	struct tcpstates_count_key k = {};
+	u64 zero = 0, *n;
+
+	k.netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k.oldstate = oldstate;
+	k.newstate = newstate;
+	n = tk_lookup_or_init(&state_counts, &k, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
 static __always_inline void change(void *ctx, struct sock *sk, int oldstate,
 				   int newstate)
 {
 	struct tcpstates_event e;
 	u64 key = (u64)sk, *prev, id;
 
+	if (tcpstates_count) {
+		count_change(sk, oldstate, newstate);
+		return;
+	}
 	__builtin_memset(&e, 0, sizeof(e));
 	tk_sock_read(sk, &e.id);
 	if (!tk_sock_wanted(&e.id))

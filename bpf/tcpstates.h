@@ -8,6 +8,15 @@
 /* Sockets whose last change is remembered at once. */
 #define TCPSTATES_MAX_SOCKS 65536
 
+/* tracekitd: (namespace, old state, new state) counted at once. */
+#define TCPSTATES_MAX_COUNTS 4096
+
+struct tcpstates_count_key {
+	unsigned int netns;          /* the socket's network namespace (inode) */
+	unsigned short oldstate;
+	unsigned short newstate;
+};
+
 struct tcpstates_event {
 	unsigned long long ts;       /* ktime ns of the change */
 	unsigned long long prev_ts;  /* of the socket's change before; 0:

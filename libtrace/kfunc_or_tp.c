@@ -111,3 +111,10 @@ void *tk_try_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn con
 {
 	return load(ops, configure, ctx, way, tp_blind, false, err, errlen);
 }
+
+void *tk_try_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
+			      void *ctx, enum tk_way *way, const char *tp_blind,
+			      char *err, size_t errlen)
+{
+	return load(ops, configure, ctx, way, tp_blind, true, err, errlen);
+}

@@ -39,4 +39,9 @@ void *tk_try_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn con
 			      void *ctx, enum tk_way *way, const char *tp_blind,
 			      char *err, size_t errlen);
 
+/* The same, tracepoints first (tk_load_tp_or_kfunc): tracekitd's tcpconnect. */
+void *tk_try_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
+			      void *ctx, enum tk_way *way, const char *tp_blind,
+			      char *err, size_t errlen);
+
 #endif

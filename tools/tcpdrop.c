@@ -1,9 +1,9 @@
 /* tcpdrop: IP packets the kernel dropped, with the reason it gives. */
-#include <bpf/btf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dropreason.h"
 #include "symbolize.h"
 #include "tcpdrop.h"
 #include "tcpdrop.skel.h"
@@ -90,95 +90,7 @@ static const struct tk_tool tool = {
 	.bcc_missing = bcc_missing,
 };
 
-/* The kernel's enum skb_drop_reason: names by value. */
-static char **reasons;
-static int n_reasons;
-static int reason_consumed = -1, reason_unspecified = -1;
-
-static void read_reasons(void)
-{
-	const struct btf *btf = tk_kernel_btf();
-	const struct btf_type *t;
-	const struct btf_enum *e;
-	int id, i;
-
-	if (!btf)
-		return;
-	id = btf__find_by_name_kind(btf, "skb_drop_reason", BTF_KIND_ENUM);
-	if (id <= 0)
-		return;
-	t = btf__type_by_id(btf, id);
-	e = btf_enum(t);
-	for (i = 0; i < btf_vlen(t); i++) {
-		const char *name = btf__name_by_offset(btf, e[i].name_off);
-		int v = e[i].val;
-
-		if (v < 0 || v > 65535 || !name)
-			continue;
-		if (v >= n_reasons) {
-			char **r = realloc(reasons, (v + 1) * sizeof(*r));
-
-			if (!r)
-				tk_fail("out of memory");
-			memset(r + n_reasons, 0, (v + 1 - n_reasons) * sizeof(*r));
-			reasons = r;
-			n_reasons = v + 1;
-		}
-		if (!strcmp(name, "SKB_CONSUMED"))
-			reason_consumed = v;
-		else if (!strcmp(name, "SKB_DROP_REASON_NOT_SPECIFIED"))
-			reason_unspecified = v;
-		if (!strncmp(name, "SKB_DROP_REASON_", 16))
-			name += 16;
-		reasons[v] = strdup(name);
-	}
-}
-
-/* Arguments of the kernel's kfree_skb tracepoint, from its BTF. */
-static int kfree_skb_nargs(void)
-{
-	const struct btf *btf = tk_kernel_btf();
-	const struct btf_type *t;
-	int id;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;
-}
-
 static int nargs;
-
-static const char *reason_str(int r, char *buf, size_t len)
-{
-	if (r < 0)
-		return "-";
-	if (r < n_reasons && reasons[r])
-		return reasons[r];
-	snprintf(buf, len, "UNKNOWN");
-	return buf;
-}
-
-static const char *proto_str(int p, char *buf, size_t len)
-{
-	switch (p) {
-	case 6: return "tcp";
-	case 17: return "udp";
-	case 1: return "icmp";
-	case 58: return "icmp6";
-	case 132: return "sctp";
-	}
-	snprintf(buf, len, "%d", p);
-	return buf;
-}
 
 /* bcc's tcp.flags2str. */
 static const char *flags_str(unsigned flags, char *buf, size_t len)
@@ -257,7 +169,7 @@ static int handle_event(void *ctx, const void *data, size_t size)
 		tk_json_uint(&j, "uid", e->uid);
 		tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
 		tk_json_int(&j, "ip", e->ip);
-		tk_json_str(&j, "proto", proto_str(e->proto, pr, sizeof(pr)));
+		tk_json_str(&j, "proto", tk_ip_proto_name(e->proto, pr, sizeof(pr)));
 		tk_json_str(&j, "saddr", tk_addr_str(e->ip, e->saddr, buf, sizeof(buf)));
 		tk_json_uint(&j, "sport", e->sport);
 		tk_json_str(&j, "daddr", tk_addr_str(e->ip, e->daddr, buf, sizeof(buf)));
@@ -271,7 +183,7 @@ static int handle_event(void *ctx, const void *data, size_t size)
 		else
 			tk_json_null(&j, "tcpflags");
 		if (e->reason >= 0) {
-			tk_json_str(&j, "reason", reason_str(e->reason, buf, sizeof(buf)));
+			tk_json_str(&j, "reason", tk_drop_reason_name(e->reason, buf, sizeof(buf)));
 			tk_json_int(&j, "code", e->reason);
 		} else {
 			tk_json_null(&j, "reason");
@@ -296,9 +208,9 @@ static int handle_event(void *ctx, const void *data, size_t size)
 	else
 		snprintf(sf, sizeof(sf), "-");
 	printf("%-8s %-7d %-2d %-5s %-20s > %-20s %-20s ", tk_time_str(buf, sizeof(buf)), e->pid,
-	       e->ip, proto_str(e->proto, pr, sizeof(pr)), src, dst, sf);
+	       e->ip, tk_ip_proto_name(e->proto, pr, sizeof(pr)), src, dst, sf);
 	if (e->reason >= 0)
-		printf("%s (%d)\n", reason_str(e->reason, buf, sizeof(buf)), e->reason);
+		printf("%s (%d)\n", tk_drop_reason_name(e->reason, buf, sizeof(buf)), e->reason);
 	else
 		printf("-\n");
 	if (env.kstack) {
@@ -316,8 +228,8 @@ static int configure(void *s, void *ctx)
 	(void)ctx;
 	skel->rodata->tcpdrop_has_reason = nargs >= 3;
 	skel->rodata->tcpdrop_has_rx_sk = nargs >= 4;
-	skel->rodata->tcpdrop_skip1 = reason_consumed;
-	skel->rodata->tcpdrop_skip2 = env.unspecified ? -1 : reason_unspecified;
+	skel->rodata->tcpdrop_skip1 = tk_drop_reason_consumed();
+	skel->rodata->tcpdrop_skip2 = env.unspecified ? -1 : tk_drop_reason_unspecified();
 	skel->rodata->tcpdrop_ip = env.ip;
 	skel->rodata->tcpdrop_kstack = env.kstack;
 	return 0;
@@ -331,9 +243,8 @@ int main(int argc, char **argv)
 
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
-	read_reasons();
-	nargs = kfree_skb_nargs();
-	if (nargs < 3 || reason_unspecified < 0)
+	nargs = tk_kfree_skb_nargs();
+	if (nargs < 3 || tk_drop_reason_unspecified() < 0)
 		tk_info("skb:kfree_skb reports no drop reason on this kernel (it does since 5.17): REASON is \"-\" and every kfree_skb() of an IP packet is shown, drop or not");
 	skel = tk_load(&tcpdrop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);

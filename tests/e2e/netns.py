@@ -25,7 +25,10 @@ class NetNs:
     """ip netns NAME; veth: HOST_IF here (addr4/addr6 .1 / ::1) and
     PEER_IF in the namespace (peer4 / peer6: .2 / ::2)."""
 
-    def __init__(self):
+    def __init__(self, ipv6=True):
+        """ipv6=False: IPv6 off on the veth before it is up (no addr6 /
+        peer6), so that nothing but what the test sends crosses it (no
+        router solicitation, MLD or duplicate address detection)."""
         n = next(_serial)
         tag = f"{os.getpid() % 100000}-{n}"
         self.name = f"tk-net-{tag}"
@@ -33,6 +36,13 @@ class NetNs:
         self.peer_if = f"tkv{os.getpid() % 100000}p{n}"[:15]
         # A subnet of the test's own: 10.(pid)/(serial), fd00:746b:pid:serial.
         b, c = 200 + os.getpid() % 50, n % 250 + 1
+        # Another test process (pid equal mod 50) may hold that subnet
+        # here: the next free one, so that routes never clash.
+        for _ in range(250):
+            if not subprocess.run(["ip", "-o", "-4", "addr", "show", "to", f"10.{b}.{c}.0/24"],
+                                  capture_output=True, text=True).stdout:
+                break
+            c = c % 250 + 1
         self.addr4, self.peer4 = f"10.{b}.{c}.1", f"10.{b}.{c}.2"
         net6 = f"fd00:746b:{os.getpid() % 65536:x}:{n:x}"
         self.addr6 = str(ipaddress.IPv6Address(f"{net6}::1"))   # as inet_ntop writes it
@@ -41,11 +51,18 @@ class NetNs:
         try:
             _ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.peer_if)
             _ip("link", "set", self.peer_if, "netns", self.name)
+            if not ipv6:
+                subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{self.host_if}.disable_ipv6=1"],
+                               check=True)
+                self.run("sysctl", "-qw", f"net.ipv6.conf.{self.peer_if}.disable_ipv6=1")
             _ip("addr", "add", f"{self.addr4}/24", "dev", self.host_if)
-            _ip("-6", "addr", "add", f"{self.addr6}/64", "dev", self.host_if, "nodad")
+            if ipv6:
+                _ip("-6", "addr", "add", f"{self.addr6}/64", "dev", self.host_if, "nodad")
             _ip("link", "set", self.host_if, "up")
             self.run("ip", "addr", "add", f"{self.peer4}/24", "dev", self.peer_if)
-            self.run("ip", "-6", "addr", "add", f"{self.peer6}/64", "dev", self.peer_if, "nodad")
+            if ipv6:
+                self.run("ip", "-6", "addr", "add", f"{self.peer6}/64", "dev", self.peer_if,
+                         "nodad")
             self.run("ip", "link", "set", self.peer_if, "up")
             self.run("ip", "link", "set", "lo", "up")
         except BaseException:

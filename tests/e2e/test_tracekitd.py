@@ -46,7 +46,7 @@ class Daemon(Tool):
         self.config = config or os.path.join(self.tmp, "tracekitd.conf")
         if not config:
             write_config(self.config, syscalls=True, execs=True, runqlat=True,
-                         tcpconnect=False, vfsstat=False)
+                         tcpconnect=False, vfsstat=False, tcpstates=False, drops=False)
         super().__init__(NAME, "--config", self.config,
                          "--listen", f"127.0.0.1:{self.port}", *args, env=env)
 
@@ -381,7 +381,8 @@ def test_check_config_of_the_shipped_file():
                           "--check-config"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout == (f"{ROOT}/tools/tracekitd.conf: valid (listen 127.0.0.1:9949, "
-                          "max_series 1000, collectors: syscalls execs runqlat tcpconnect vfsstat)\n")
+                          "max_series 1000, collectors: syscalls execs runqlat tcpconnect vfsstat "
+                          "tcpstates drops)\n")
 
 
 def test_missing_config_given_is_an_error():
@@ -408,44 +409,62 @@ def kernel_functions_traceable():
 
 @pytest.mark.kernel
 def test_collector_that_cannot_attach_is_reported_or_strict_exits(tmp_path):
+    """vfsstat traces kernel functions only: where the kernel has neither
+    fentry nor kprobes it is down, the others run; --strict exits."""
     conf = tmp_path / "c.conf"
-    write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=True, vfsstat=False)
+    write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=False, vfsstat=True)
     if kernel_functions_traceable():
         with Daemon(config=str(conf)) as d:
             s = samples(d.scrape())
-        assert value(s, "tracekit_collector_up", collector="tcpconnect") == 1
+        assert value(s, "tracekit_collector_up", collector="vfsstat") == 1
         return
     with Daemon(config=str(conf)) as d:
         s = samples(d.scrape())
         out, err, rc = d.stop(signal.SIGTERM)
-    assert value(s, "tracekit_collector_up", collector="tcpconnect") == 0
+    assert value(s, "tracekit_collector_up", collector="vfsstat") == 0
     assert value(s, "tracekit_collector_up", collector="syscalls") == 1
-    assert "tracekitd: collector tcpconnect: cannot trace kernel function tcp_v4_connect" in err
+    assert "tracekitd: collector vfsstat: cannot trace kernel function vfs_read" in err
     res = subprocess.run([tool_path(NAME), "--config", str(conf), "--strict",
                           "--listen", f"127.0.0.1:{free_port()}"],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 1
-    assert res.stderr.splitlines()[-1] == "tracekitd: collector tcpconnect could not start, and strict is set"
+    assert res.stderr.splitlines()[-1] == "tracekitd: collector vfsstat could not start, and strict is set"
 
 
 @pytest.mark.kernel
-def test_tcp_connects_counted_by_destination(tmp_path):
-    if not kernel_functions_traceable():
-        pytest.skip("tcpconnect needs fentry or kprobes, which this kernel lacks (make check-vm runs it)")
+@pytest.mark.parametrize("method", ["tp_btf", "tp", "fentry", "kprobe"])
+def test_tcp_connects_counted_by_destination(tmp_path, method):
+    """tcpconnect's tracepoint first (it runs on this host), its kernel
+    functions where TRACEKIT_ATTACH names them; each connect once."""
+    if method in ("fentry", "kprobe"):
+        require(method)
     conf = tmp_path / "c.conf"
-    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=True, vfsstat=False)
+    write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=True, vfsstat=False,
+                 tcpstates=False, drops=False)
     n = 17
     with socket.socket() as srv:
         srv.bind(("127.0.0.1", 0))
         srv.listen(64)
         port = srv.getsockname()[1]
-        with Daemon(config=str(conf)) as d:
+        with Daemon(config=str(conf), env={"TRACEKIT_ATTACH": method}) as d:
             for _ in range(n):
                 socket.create_connection(("127.0.0.1", port)).close()
                 srv.accept()[0].close()
-            s = samples(d.scrape())
+            text = d.scrape()
+            _, err, rc = d.stop()
+    assert rc == 0, err
+    s = samples(text)
     assert value(s, "tracekit_tcp_connects_total", family="ipv4", daddr="127.0.0.1",
                  dport=str(port)) == n
+    way = {"tp_btf": "the tracepoint", "tp": "the tracepoint"}.get(method, "the kernel functions")
+    assert f"collector tcpconnect: by {way}" in err, err
+    probes = {dict(k)["method"] for k in series(s, "tracekit_probe_attached")
+              if dict(k)["collector"] == "tcpconnect"}
+    assert probes == {"fentry": {"fentry", "fexit"},
+                      "kprobe": {"kprobe", "kretprobe"}}.get(method, {method}), probes
+    res = subprocess.run(["promtool", "check", "metrics"], input=text,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
 
 
 def test_real_prometheus_scrapes_it(tmp_path, loopdev, bio_target, fs_target):

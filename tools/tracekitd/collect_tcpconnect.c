@@ -1,15 +1,21 @@
 /* tcpconnect: tcpconnect's counting mode (-c), as counters by
- * destination address and port, at most max_series of them. */
+ * destination address and port, at most max_series of them. As
+ * tcpconnect: its tracepoint way (sock:inet_sock_set_state) first, the
+ * kernel functions (tcp_v4_connect, tcp_v6_connect) where the kernel
+ * refuses it; one way only, or each connect would count twice. */
 #include "tracekitd.h"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <string.h>
 
+#include "kfunc_or_tp.h"
 #include "prom.h"
 #include "tcpconnect.h"
 #include "tcpconnect.skel.h"
 #include "tracekit.h"
+
+static enum tk_way way;  /* set by tk_try_load_tp_or_kfunc before each try */
 
 static int configure(void *s, void *ctx)
 {
@@ -19,20 +25,27 @@ static int configure(void *s, void *ctx)
 	sk->rodata->count_mode = true;
 	bpf_map__set_autocreate(sk->maps.tk_events, false);
 	tk_programs_off(sk->obj, "dns_reply_");  /* tcpconnect -d's */
-	/* The kernel functions only, as before tcpconnect had its
-	 * tracepoint way (the collector's own move is issue 18's next
-	 * slice): both at once would count each connect twice. */
-	tk_programs_off(sk->obj, "tp_");
-	bpf_map__set_autocreate(sk->maps.pending, false);
+	bpf_map__set_autocreate(sk->maps.sockets, way == TK_WAY_KFUNC);
+	bpf_map__set_autocreate(sk->maps.pending, way == TK_WAY_TP);
 	return 0;
 }
 
-COLLECTOR_SKELETON(tcpconnect_bpf, configure);
+TK_SKEL_OPS(tcpconnect_bpf);
+static struct tcpconnect_bpf *skel;
+
+static const char *tp_blind = "a connect until its next state change (it is counted then)";
 
 static int start(const struct config *c, char *err, size_t errlen)
 {
 	(void)c;
-	return load_skel(err, errlen);
+	skel = tk_try_load_tp_or_kfunc(&tcpconnect_bpf_ops, configure, NULL, &way,
+				       tp_blind, err, errlen);
+	if (!skel)
+		return -1;
+	tk_warn("collector tcpconnect: by %s", way == TK_WAY_TP ?
+		"the tracepoint sock:inet_sock_set_state" :
+		"the kernel functions tcp_v4_connect and tcp_v6_connect");
+	return 0;
 }
 
 static void write_metrics(FILE *f)
@@ -44,7 +57,7 @@ static void write_metrics(FILE *f)
 	char addr[INET6_ADDRSTRLEN], port[8];
 
 	tk_prom_family(f, "tracekit_tcp_connects_total", "counter",
-		       "Active TCP connects (tcp_v4_connect, tcp_v6_connect), by destination address and port (tcpconnect -c).");
+		       "Active TCP connects whose SYN went out, by destination address and port (tcpconnect -c).");
 	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
 	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
 		prev = key;
@@ -71,12 +84,21 @@ static void write_metrics(FILE *f)
 
 static void stop(void)
 {
-	unload_skel();
+	if (!skel)
+		return;
+	tk_detach_object(skel->obj);
+	tcpconnect_bpf__destroy(skel);
+	skel = NULL;
+}
+
+static struct bpf_object *object(void)
+{
+	return skel ? skel->obj : NULL;
 }
 
 const struct collector collector_tcpconnect = {
 	.name = "tcpconnect",
-	.help = "active TCP connects by destination (tcpconnect -c; kernel functions)",
+	.help = "active TCP connects by destination (tcpconnect -c; its tracepoint, else kernel functions)",
 	.start = start,
 	.write = write_metrics,
 	.stop = stop,

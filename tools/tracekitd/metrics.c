@@ -17,7 +17,7 @@
 #include "tracekit.h"
 
 #define MAX_PROBES 16
-#define MAX_DROPPED 8
+#define MAX_DROPPED 16
 
 struct probe {
 	char name[64];
@@ -314,4 +314,30 @@ void metrics_write(FILE *f, const struct config *c)
 	write_dropped(f, c);
 	write_bpf_stats(f);
 	write_process(f);
+}
+
+void capped_sample(FILE *f, struct capped *c, unsigned long long n,
+		   const char *const *labels, int nlabels)
+{
+	if (c->series == current_config()->max_series) {
+		c->overflow += n;
+		return;
+	}
+	c->series++;
+	tk_prom_sample_v(f, c->metric, n, labels, nlabels);
+}
+
+void capped_end(FILE *f, struct capped *c, const char *const *names, int nlabels)
+{
+	const char *labels[16];
+	int i;
+
+	if (c->overflow && nlabels <= 8) {
+		for (i = 0; i < nlabels; i++) {
+			labels[2 * i] = names[i];
+			labels[2 * i + 1] = TRACEKITD_OVERFLOW_LABEL;
+		}
+		tk_prom_sample_v(f, c->metric, c->overflow, labels, nlabels);
+	}
+	metrics_note_dropped(c->metric, c->overflow);
 }

@@ -25,6 +25,9 @@ enum collector_id {
 	COLLECT_VFSSTAT,
 	COLLECT_BLOCK,
 	COLLECT_FS,
+	COLLECT_TCPSTATES,
+	COLLECT_NETDEV,
+	COLLECT_DROPS,
 	N_COLLECTORS,
 };
 
@@ -67,7 +70,7 @@ struct collector {
 
 extern const struct collector collector_syscalls, collector_execs,
 	collector_runqlat, collector_tcpconnect, collector_vfsstat, collector_block,
-	collector_fs;
+	collector_fs, collector_tcpstates, collector_netdev, collector_drops;
 extern const struct collector *const collectors[N_COLLECTORS];
 
 /* A collector's skeleton NAME (bpftool's NAME, NAME__destroy): defines
@@ -103,6 +106,20 @@ void health_stopped(enum collector_id id);
 void metrics_write(FILE *f, const struct config *c);
 /* Series the caps turned away, by metric (for the health metrics). */
 void metrics_note_dropped(const char *metric, unsigned long long n);
+
+/* A labelled counter family under the series cap (max_series): samples
+ * past the cap are summed, then written as one series whose labels are
+ * all TRACEKITD_OVERFLOW_LABEL and counted in
+ * tracekit_series_dropped_total. Zero it, set metric, call capped_sample
+ * per sample (labels as in tk_prom_sample_v), then capped_end with the
+ * label names (at most 8). */
+struct capped {
+	const char *metric;
+	unsigned long long series, overflow;
+};
+void capped_sample(FILE *f, struct capped *c, unsigned long long n,
+		   const char *const *labels, int nlabels);
+void capped_end(FILE *f, struct capped *c, const char *const *names, int nlabels);
 
 /* http.c */
 int http_start(const char *listen, char *err, size_t errlen);
