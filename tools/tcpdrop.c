@@ -134,27 +134,6 @@ static void read_reasons(void)
 	}
 }
 
-/* Arguments of the kernel's kfree_skb tracepoint, from its BTF. */
-static int kfree_skb_nargs(void)
-{
-	const struct btf *btf = tk_kernel_btf();
-	const struct btf_type *t;
-	int id;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;
-}
-
 static int nargs;
 
 static const char *reason_str(int r, char *buf, size_t len)
@@ -332,7 +311,7 @@ int main(int argc, char **argv)
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
 	read_reasons();
-	nargs = kfree_skb_nargs();
+	nargs = tk_tp_nargs("kfree_skb");
 	if (nargs < 3 || reason_unspecified < 0)
 		tk_info("skb:kfree_skb reports no drop reason on this kernel (it does since 5.17): REASON is \"-\" and every kfree_skb() of an IP packet is shown, drop or not");
 	skel = tk_load(&tcpdrop_bpf_ops, configure, NULL);
