@@ -22,6 +22,8 @@ TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"],
 # Tools that count per disk or per network device, not per task:
 # -- COMMAND is a usage error there (test_biopattern.py, test_netqtop.py).
 NO_COMMAND = {"biopattern", "netqtop"}
+# Retransmits and RTT samples are made in softirq and timers: no task filter.
+NO_COMMAND |= {"tcpretrans", "tcprtt"}
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "cachestat"}
 
 
