@@ -102,12 +102,15 @@ int BPF_PROG(rtt_raw_tp, struct sock *sk)
 	return from_sock(sk);
 }
 
-/* The record's addresses are a sockaddr_in or sockaddr_in6 each. */
+/* The record's addresses are a sockaddr_in or sockaddr_in6 each, whose
+ * own family tells which (the record's family field is 6.x's). */
 SEC("tp/tcp/tcp_probe")
 int rtt_tp(struct trace_event_raw_tcp_probe *args)
 {
 	struct tk_sock_id id = {};
-	u16 family = BPF_CORE_READ(args, family);
+	u16 family = 0;
+
+	bpf_probe_read_kernel(&family, sizeof(family), (void *)args->saddr);
 
 	if (family == TK_AF_INET) {
 		id.ip = 4;
