@@ -108,8 +108,9 @@ def test_text(netns):
                          "     usecs               : count    distribution"], lines
     assert all(re.fullmatch(r" +\d+ -> \d+ +: \d+ +\|\**\ *\|", l) for l in lines[3:]), lines
     lines = outs[1][0].splitlines()
-    assert lines[:4] == ["Tracing TCP RTT... Hit Ctrl-C to end.", "", "",
-                         f"Remote Address = {f.addr} [AVG 0]"], lines
+    # [AVG n]: in ms, rounded down (0 on an idle veth; more on a busy machine)
+    assert lines[:3] == ["Tracing TCP RTT... Hit Ctrl-C to end.", "", ""], lines
+    assert re.fullmatch(re.escape(f"Remote Address = {f.addr} [AVG ") + r"\d+\]", lines[3]), lines
     assert lines[4] == "     msecs               : count    distribution"
 
 
@@ -150,11 +151,13 @@ def test_netem_delay_is_the_floor(netns, ip):
 
 def test_intervals():
     """-i 1 -d 2 (bcc's interval and duration): a histogram per second,
-    two in all (JSON: one record each)."""
+    two in all (JSON: one record each), and a third only when the end came
+    while the second was being printed (libtrace prints once more then,
+    so that nothing counted before the end is left out)."""
     r = run("tcprtt", "-j", "-i", "1", "-d", "2", "-a", "192.0.2.1")
     assert r.returncode == 0, r.stderr
     recs = hists(r.stdout)
-    assert len(recs) == 2 and total(recs) == 0, recs
+    assert len(recs) in (2, 3) and total(recs) == 0, recs
 
 
 @pytest.mark.parametrize("args,words", [
