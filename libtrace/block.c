@@ -75,31 +75,6 @@ const char *tk_disk_name(unsigned int dev)
 	return names[nnames++].name;
 }
 
-/* The number of arguments of tracepoint name (its btf_trace_NAME
- * typedef: a pointer to a prototype whose first parameter is the
- * tracepoint's own void *), or -1 when the kernel's BTF lacks it. */
-static int tp_nargs(const char *name)
-{
-	const struct btf *btf = tk_kernel_btf();
-	const struct btf_type *t;
-	char tname[128];
-	int id;
-
-	if (!btf)
-		return -1;
-	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
-	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);  /* pointer */
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;
-}
-
 bool tk_block_task_filtered(void)
 {
 	const struct tk_filter *f = &tk_opts.filter;
@@ -112,8 +87,8 @@ int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 {
 	bool who_on = who || tk_block_task_filtered();
 	/* (queue, rq) before 5.11; (queue, bio, rw) before 5.11 too. */
-	int rq_arg = tp_nargs("block_rq_issue") == 2;
-	int bio_arg = tp_nargs("block_getrq") == 3;
+	int rq_arg = tk_tp_nargs("block_rq_issue") == 2;
+	int bio_arg = tk_tp_nargs("block_getrq") == 3;
 	int err;
 
 	err = tk_set_rodata(obj, "tk_block_rq_arg", &rq_arg, sizeof(rq_arg));

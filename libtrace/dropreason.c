@@ -83,22 +83,7 @@ int tk_drop_reason_unspecified(void)
 
 int tk_kfree_skb_nargs(void)
 {
-	const struct btf *btf = tk_kernel_btf();
-	const struct btf_type *t;
-	int id;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, "btf_trace_kfree_skb", BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	if (!t || !btf_is_ptr(t))
-		return -1;
-	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;
+	return tk_tp_nargs("kfree_skb");
 }
 
 const char *tk_ip_proto_name(int p, char *buf, size_t len)

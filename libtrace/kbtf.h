@@ -15,4 +15,12 @@ const struct btf *tk_kernel_btf(void);
  * so that the copy is not alive beside libbpf's (5.8 MB). */
 void tk_kernel_btf_release(void);
 
+/* How many arguments the kernel's tracepoint NAME passes to tp_btf and
+ * raw_tp programs (its btf_trace_NAME typedef in the kernel's BTF); -1
+ * when the BTF has no such tracepoint. For arguments a kernel added
+ * later (kfree_skb's reason, tcp_retransmit_skb's err): a program reads
+ * them behind rodata set from this, so the verifier never sees the read
+ * on a kernel without them. */
+int tk_tp_nargs(const char *name);
+
 #endif

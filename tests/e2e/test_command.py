@@ -23,6 +23,8 @@ TOOL_ARGS = {"funclatency": ["c:getpid"], "stackcount": ["c:getpid"],
 # -- COMMAND is a usage error there (test_biopattern.py, test_netqtop.py).
 NO_COMMAND = {"biopattern", "netqtop"}
 NO_COMMAND |= {"tcpsynbl"}   # per listener, in softirq: no task
+# Retransmits and RTT samples are made in softirq and timers: no task filter.
+NO_COMMAND |= {"tcpretrans", "tcprtt"}
 KERNEL_FUNCTION_TOOLS = {"vfsstat", "cachestat"}
 
 

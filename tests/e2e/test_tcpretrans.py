@@ -1,0 +1,208 @@
+"""tcpretrans end to end: a connection from the test's namespace to a
+sender in another (netem.Flow) whose peer's ACKs the test drops for a
+while (netem.drop_inbound): the sender retransmits, and each retransmit
+is reported for that flow, in the state ESTABLISHED; -c's count for the
+flow is at least the growth of the namespace's own TcpRetransSegs
+(nstat), the kernel's count of the same segments. A clean flow has
+none. In the kernel matrix, netem loss on the sender's packets does the
+same with random losses."""
+import re
+import time
+
+import pytest
+
+from conftest import Tool, json_lines, loss_record, run
+from netem import Flow, drop_inbound, netem, nstat, undrop_inbound
+from netns import Client, Server, transfer
+
+METHODS = ["tp_btf", "raw_tp", "tp"]
+TARGET = {"tp_btf": "tcp_retransmit_skb", "raw_tp": "tcp_retransmit_skb",
+          "tp": "tcp/tcp_retransmit_skb"}
+HEADER = "TIME     PID     IP LADDR:LPORT          T> RADDR:RPORT          STATE"
+
+
+def records(out):
+    recs = json_lines(out)
+    loss = loss_record(recs)
+    assert (loss["events_lost"], loss["map_inserts_failed"]) == (0, 0)
+    return recs[:-1]
+
+
+def of_flow(recs, f):
+    """The records of the sender's end of flow f (checked to be no other
+    end of it)."""
+    got = []
+    for r in recs:
+        if {r["sport"], r["dport"]} == {f.port, f.sport}:
+            assert (r["ip"], r["saddr"], r["sport"], r["daddr"], r["dport"]) == \
+                (f.ip, f.addr, f.port, f.caddr, f.sport), r
+            got.append(r)
+    return got
+
+
+def wait_retrans(ns, before, at_least, timeout=60):
+    """Until the namespace's TcpRetransSegs has grown by at_least."""
+    deadline = time.monotonic() + timeout
+    while nstat(ns, "TcpRetransSegs") - before < at_least:
+        assert time.monotonic() < deadline, "the sender did not retransmit"
+        time.sleep(0.05)
+
+
+def lossy_transfer(ns, f, n=20000, retrans=3):
+    """Connect; drop the receiver's ACKs while the sender sends n bytes
+    until it has retransmitted `retrans` segments; then let them through
+    and close. Returns the growth of the namespace's TcpRetransSegs."""
+    f.connect()
+    before = nstat(ns, "TcpRetransSegs")
+    drop_inbound(ns, f.ip, f.port)
+    try:
+        f.send(n, wait=False)   # what passes the window before ACKs come
+        wait_retrans(ns, before, retrans)
+    finally:
+        undrop_inbound(ns)
+    f.received()
+    f.close()
+    return nstat(ns, "TcpRetransSegs") - before
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("ip", [4, 6])
+def test_retransmits_of_a_flow(netns, method, ip):
+    """Every retransmit of the flow reported, by the sender's end, in
+    ESTABLISHED; -c's segments for it at least the kernel's count, and
+    the same as the events'."""
+    env = {"TRACEKIT_ATTACH": method}
+    with Flow(netns, ip) as f, Tool("tcpretrans", "-j", "-v", env=env) as t, \
+            Tool("tcpretrans", "-j", "-c", env=env) as c:
+        grew = lossy_transfer(netns, f)
+        out, err, rc = t.stop()
+        assert rc == 0, err
+        out_c, err_c, rc = c.stop()
+        assert rc == 0, err_c
+    assert f"tcpretrans: probe retrans: {method} {TARGET[method]}" in err.splitlines(), err
+    events = of_flow(records(out), f)
+    assert events and {(r["type"], r["state"]) for r in events} == {("retransmit", "ESTABLISHED")}
+    assert all(r["segments"] >= 1 and r["pid"] >= 0 for r in events), events
+    (flow,) = of_flow(records(out_c), f)
+    assert flow["type"] == "flow" and flow["segments"] >= grew >= 3, (flow, grew)
+    assert flow["segments"] == sum(r["segments"] for r in events), (flow, events)
+    assert flow["retransmits"] == len(events)
+
+
+@pytest.mark.kernel
+def test_clean_flow_has_none(netns):
+    """A transfer with nothing dropped: no retransmit of it, and none
+    counted by the kernel in the namespace."""
+    with Server(netns, 4) as s, Client() as c:
+        before = nstat(netns, "TcpRetransSegs")
+        with Tool("tcpretrans", "-j") as t, Tool("tcpretrans", "-j", "-c") as tc:
+            sport = transfer(netns, s, c, 300000, 200000)
+            out, err, rc = t.stop()
+            assert rc == 0, err
+            out_c, err, rc = tc.stop()
+            assert rc == 0, err
+        assert nstat(netns, "TcpRetransSegs") == before
+    for recs in (records(out), records(out_c)):
+        assert [r for r in recs if {r["sport"], r["dport"]} == {s.port, sport}] == []
+
+
+@pytest.mark.kernel
+def test_family_filter(netns):
+    """-6 keeps the IPv6 flow's retransmits, not the IPv4 one's."""
+    with Flow(netns, 4) as f4, Flow(netns, 6) as f6, Tool("tcpretrans", "-j", "-6") as t:
+        lossy_transfer(netns, f4, retrans=1)
+        lossy_transfer(netns, f6, retrans=1)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    recs = records(out)
+    assert of_flow(recs, f4) == [] and of_flow(recs, f6)
+    assert {r["ip"] for r in recs} == {6}
+
+
+def test_text_columns(netns):
+    """bcc's columns: TIME PID IP LADDR:LPORT T> RADDR:RPORT STATE (-s:
+    and SEQ); -c: the flow's [addr]#port pair and its count."""
+    with Flow(netns, 4) as f, Tool("tcpretrans", "-s") as t, Tool("tcpretrans", "-c") as c:
+        lossy_transfer(netns, f, retrans=1)
+        out, err, rc = t.stop()
+        assert rc == 0, err
+        out_c, err, rc = c.stop()
+        assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == HEADER.replace("STATE", "STATE        SEQ       ")
+    mine = [l for l in lines[1:] if f"{f.addr}:{f.port} " in l]
+    assert mine, out
+    for l in mine:
+        assert re.fullmatch(r"\d\d:\d\d:\d\d \d+ +4  " + re.escape(
+            f"{f.addr + ':' + str(f.port):<20} R> {f.caddr + ':' + str(f.sport):<20} ")
+            + r"ESTABLISHED  \d+", l), l
+    lines = out_c.splitlines()
+    assert lines[:3] == ["Tracing retransmits ... Hit Ctrl-C to end", "",
+                         "LADDR:LPORT               RADDR:RPORT               RETRANSMITS"]
+    mine = [l for l in lines[3:] if f"[{f.addr}]#{f.port} " in l]
+    assert len(mine) == 1, out_c
+    assert re.fullmatch(re.escape(f"{f'[{f.addr}]#{f.port}':<20} <-> "
+                                  f"{f'[{f.caddr}]#{f.sport}':<20} ") + r" +\d+", mine[0])
+
+
+LOSS_PCT = 20
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("ip", [4, 6])
+def test_netem_loss(netns, ip):
+    """netem drops LOSS_PCT% of the sender's packets while it sends (the
+    handshake and the close without loss): its retransmits are reported
+    for the flow, and -c counts at least as many segments as the kernel's
+    TcpRetransSegs grew by."""
+    netem(netns, "loss", "0%")
+    with Flow(netns, ip) as f, Tool("tcpretrans", "-j") as t, \
+            Tool("tcpretrans", "-j", "-c") as c:
+        f.connect()
+        before = nstat(netns, "TcpRetransSegs")
+        netem(netns, "loss", f"{LOSS_PCT}%", change=True)
+        try:
+            f.send(2000000)
+        finally:
+            netem(netns, "loss", "0%", change=True)
+        f.close()
+        grew = nstat(netns, "TcpRetransSegs") - before
+        out, err, rc = t.stop()
+        assert rc == 0, err
+        out_c, err, rc = c.stop()
+        assert rc == 0, err
+    assert grew > 0
+    events = of_flow(records(out), f)
+    assert events and all(r["type"] == "retransmit" for r in events)
+    (flow,) = of_flow(records(out_c), f)
+    assert flow["segments"] >= grew, (flow, grew)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["-4", "-6"], ["--ipv4", "--ipv6"]),
+    (["-p", "1"], ["task filters"]),
+    (["x"], ["'x'"]),
+    (["--", "true"], ["task filters", "COMMAND"]),
+])
+def test_usage_errors(args, words):
+    r = run("tcpretrans", *args)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("tcpretrans: "), r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+@pytest.mark.kernel
+def test_lossprobe_needs_kernel_functions():
+    """-l probes tcp_send_loss_probe: where neither fentry nor kprobes
+    work, one line naming the function and what is missing, exit 1."""
+    from conftest import kernel_has
+    if kernel_has("fentry") or kernel_has("kprobe"):
+        r = run("tcpretrans", "-l", "-j", "-d", "1")
+        assert r.returncode == 0, r.stderr
+        assert json_lines(r.stdout)[-1]["type"] == "loss"
+        return
+    r = run("tcpretrans", "-l", "-d", "1")
+    assert (r.returncode, r.stdout.count("\n")) == (1, 0), r
+    assert r.stderr.count("\n") == 1 and "tcp_send_loss_probe" in r.stderr, r.stderr
