@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "block.h"
+#include "filter.h"
 #include "bpf.h"
 #include "kbtf.h"
 #include "opts.h"
@@ -75,17 +76,9 @@ const char *tk_disk_name(unsigned int dev)
 	return names[nnames++].name;
 }
 
-bool tk_block_task_filtered(void)
-{
-	const struct tk_filter *f = &tk_opts.filter;
-
-	return f->tgid || f->tid || f->uid >= 0 || f->use_cgroup || f->comm[0] ||
-	       f->ppid || f->follow;
-}
-
 int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 {
-	bool who_on = who || tk_block_task_filtered();
+	bool who_on = who || tk_filter_any();
 	/* (queue, rq) before 5.11; (queue, bio, rw) before 5.11 too. */
 	int rq_arg = tk_tp_nargs("block_rq_issue") == 2;
 	int bio_arg = tk_tp_nargs("block_getrq") == 3;

@@ -15,10 +15,6 @@ unsigned int tk_disk_arg(const char *option, const char *name);
  * kept; "?" when the kernel has no such device (any longer). */
 const char *tk_disk_name(unsigned int dev);
 
-/* Does a task filter apply (-p, --tid, -u, -c, -n, --ppid, -- COMMAND)?
- * Then the block tools keep only the requests of wanted submitters. */
-bool tk_block_task_filtered(void);
-
 /* Before load, for an object that includes bpf/tk_block.bpf.h: where
  * the request and bio are among the tracepoints' arguments (from the
  * kernel's BTF), and the -d disk (0: every disk). who: the tool shows

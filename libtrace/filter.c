@@ -166,3 +166,11 @@ int tk_filter_after_load(struct bpf_object *obj)
 	}
 	return err;
 }
+
+bool tk_filter_any(void)
+{
+	const struct tk_filter *f = &tk_opts.filter;
+
+	return f->tgid || f->tid || f->uid >= 0 || f->use_cgroup || f->comm[0] ||
+	       f->ppid || f->follow;
+}

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	struct biopattern_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
-	if (tk_block_task_filtered())
+	if (tk_filter_any())
 		tk_usage_error("biopattern counts per disk: the task filters (-p, --tid, -u, -c, -n, --ppid, -- COMMAND) do not apply");
 	tk_init();
 	skel = tk_load(&biopattern_bpf_ops, configure, NULL);

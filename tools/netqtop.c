@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	tk_parse_args(&tool, argc, argv);
-	if (tk_block_task_filtered())
+	if (tk_filter_any())
 		tk_usage_error("netqtop counts per network device: the task filters (-p, --tid, -u, -c, --name, --ppid, -- COMMAND) do not apply");
 	if (env.dev)
 		count_queues(env.dev);

@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	struct tcpretrans_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
-	if (tk_block_task_filtered() || tk_opts.command)
+	if (tk_filter_any() || tk_opts.command)
 		tk_usage_error("tcpretrans traces the kernel's retransmits (timers, softirq): the task filters (-p, --tid, -u, --cgroup, --name, --ppid, -- COMMAND) do not apply");
 	tk_init();
 	skel = tk_load(&tcpretrans_bpf_ops, configure, NULL);

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 	struct tcprtt_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
-	if (tk_block_task_filtered() || tk_opts.command)
+	if (tk_filter_any() || tk_opts.command)
 		tk_usage_error("tcprtt samples in softirq: the task filters (--pid, --tid, -u, --cgroup, --name, --ppid, -- COMMAND) do not apply");
 	if ((env.laddr_ip && env.ip && env.laddr_ip != env.ip) ||
 	    (env.raddr_ip && env.ip && env.raddr_ip != env.ip))

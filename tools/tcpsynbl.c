@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	tk_parse_args(&tool, argc, argv);
-	if (tk_block_task_filtered())
+	if (tk_filter_any())
 		tk_usage_error("tcpsynbl counts per listener, in softirq: the task filters (-p, --tid, -u, -c, --name, --ppid, -- COMMAND) do not apply");
 	if (!stat("/proc/self/ns/net", &st))
 		own_netns = st.st_ino;
