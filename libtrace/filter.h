@@ -4,15 +4,16 @@
 #define TK_FILTER_H
 
 #include <bpf/libbpf.h>
+#include <stdbool.h>
 
-/* Parse a -p / --tid value: one id, or a comma-separated list as bcc's
- * profile and offcputime take it ("1,2,3"). which: 'p' process, 't'
- * thread. Usage error (exit 2) on a bad value. */
 /* Does a task filter apply (-p, --tid, -u, -c, -n, --ppid, -- COMMAND)?
  * The block tools then keep only the requests of wanted submitters; the
  * tools of events no task makes (netqtop, tcprtt, ...) refuse them. */
 bool tk_filter_any(void);
 
+/* Parse a -p / --tid value: one id, or a comma-separated list as bcc's
+ * profile and offcputime take it ("1,2,3"). which: 'p' process, 't'
+ * thread. Usage error (exit 2) on a bad value. */
 void tk_filter_set_ids(int which, const char *option, const char *arg);
 
 /* The one process uprobes should be attached to: the -p process, or the
