@@ -127,7 +127,7 @@ $(addprefix $(BIN)/,$(filter %dist,$(FS_ALIASES))): $(BIN)/%: $(BIN)/fsdist
 # tracekitd: tools/tracekitd/*.c over the skeletons of the tools it
 # runs as collectors.
 TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat biolatency fsdist \
-	tcpstates netqtop tcpdrop
+	tcpstates netqtop tcpdrop tcpretrans
 TRACEKITD_OBJ := $(patsubst tools/tracekitd/%.c,$(OBJ)/tracekitd/%.o,$(wildcard tools/tracekitd/*.c))
 TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lpthread
 

@@ -1,6 +1,7 @@
 """tracekitd's network collectors end to end: TCP state changes
-(tcpstates), packets and bytes per device (netdev, netqtop's BPF) and
-packet drops by reason (drops, tcpdrop's BPF), each counting what the
+(tcpstates), packets and bytes per device (netdev, netqtop's BPF),
+packet drops by reason (drops, tcpdrop's BPF) and retransmitted segments
+by remote address (retrans, tcpretrans' BPF), each counting what the
 test makes happen in a network namespace of its own (netns.py, IPv6 off
 on its veth so that nothing else crosses it), /metrics scraped before and
 after: exact deltas for the namespace's series. The series carry the
@@ -13,9 +14,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT, tool_path
+from conftest import ROOT, Tool, tool_path
+from netem import Flow
 from netns import Client, NetNs, Server, transfer
 from test_tcpdrop import CLOSED, drops
+from test_tcpretrans import lossy_transfer, of_flow, records
 from test_tracekitd import Daemon, samples, series, value, write_config
 
 OFF = dict(syscalls=False, execs=False, runqlat=False, tcpconnect=False, vfsstat=False)
@@ -193,31 +196,32 @@ def test_collectors_switched_off_are_absent(tmp_path):
     health series, no metrics of theirs."""
     conf = tmp_path / "c.conf"
     write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=False,
-                 vfsstat=False, tcpstates=False, drops=False)
+                 vfsstat=False, tcpstates=False, drops=False, retrans=False)
     with Daemon(config=str(conf)) as d:
         text = d.scrape()
     s = samples(text)
     up = {dict(k)["collector"] for k in series(s, "tracekit_collector_up")}
     assert up == {"syscalls"}, up
     for name in ("tracekit_tcp_state_changes_total", "tracekit_net_packets_total",
-                 "tracekit_net_bytes_total", "tracekit_packet_drops_total"):
+                 "tracekit_net_bytes_total", "tracekit_packet_drops_total",
+                 "tracekit_tcp_retransmits_total"):
         assert f"# TYPE {name} " not in text, name
 
 
-def test_default_config_runs_tcpstates_and_drops_not_netdev():
-    """The shipped file: tcpstates and drops on, netdev off (it runs on
-    every packet)."""
+def test_default_config_runs_tcpstates_drops_and_retrans_not_netdev():
+    """The shipped file: tcpstates, drops and retrans on, netdev off (it
+    runs on every packet)."""
     res = subprocess.run([tool_path("tracekitd"), "--config", str(ROOT / "tools/tracekitd.conf"),
                           "--check-config"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     names = res.stdout.split("collectors: ")[1].rstrip(")\n").split()
-    assert "tcpstates" in names and "drops" in names and "netdev" not in names, names
+    assert {"tcpstates", "drops", "retrans"} <= set(names) and "netdev" not in names, names
 
 
 @pytest.mark.parametrize("content,line", [
     ("[collectors]\ntcpretrans = yes\n",
      ":2: unknown collector 'tcpretrans' (syscalls, execs, runqlat, tcpconnect, vfsstat, "
-     "block, fs, tcpstates, netdev, drops; fs_types)"),
+     "block, fs, tcpstates, netdev, drops, retrans; fs_types)"),
     ("[collectors]\nnetdev = maybe\n", ":2: netdev: bad value 'maybe' (yes or no)"),
 ])
 def test_bad_network_collector_config_is_one_line(tmp_path, content, line):
@@ -230,11 +234,11 @@ def test_bad_network_collector_config_is_one_line(tmp_path, content, line):
 
 @pytest.mark.kernel
 def test_all_network_collectors_promtool(tmp_path, ns4):
-    """tcpconnect, tcpstates, netdev and drops at once, after a connection
+    """tcpconnect, tcpstates, netdev, drops and retrans at once, after a connection
     and a drop: promtool accepts the scrape; no series is cut by the cap."""
     conf = tmp_path / "c.conf"
     write_config(conf, syscalls=False, execs=False, runqlat=False, tcpconnect=True,
-                 vfsstat=False, tcpstates=True, netdev=True, drops=True)
+                 vfsstat=False, tcpstates=True, netdev=True, drops=True, retrans=True)
     with Daemon(config=str(conf)) as d:
         with Server(ns4, 4) as s, Client() as c:
             transfer(ns4, s, c, 100, 100)
@@ -268,4 +272,31 @@ def test_state_changes_capped_with_overflow_series(tmp_path, ns4):
     assert got[over] >= 5   # at least the namespace's other series
     assert value(samples(text), "tracekit_series_dropped_total",
                  metric="tracekit_tcp_state_changes_total") == got[over]
+    promtool_ok(text)
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("ip", [4, 6])
+def test_retransmits_by_remote_address_exact(tmp_path, netns, ip):
+    """A sender in the namespace retransmits (its receiver's ACKs dropped
+    for a while, as test_tcpretrans.py does): the series of the
+    receiver's address (the test's own subnet) grows by exactly the
+    segments tcpretrans -c counts for that flow beside it, and by at
+    least the namespace's own TcpRetransSegs growth."""
+    conf = tmp_path / "c.conf"
+    write_config(conf, **OFF, tcpstates=False, drops=False, retrans=True)
+    with Daemon(config=str(conf)) as d:
+        before = samples(d.scrape())
+        with Flow(netns, ip) as f, Tool("tcpretrans", "-j", "-c") as c:
+            grew = lossy_transfer(netns, f)
+            out, err, rc = c.stop()
+        assert rc == 0, err
+        text = d.scrape()
+    (flow,) = of_flow(records(out), f)
+    after = samples(text)
+    family = "ipv6" if ip == 6 else "ipv4"
+    got = (value(after, "tracekit_tcp_retransmits_total", family=family, raddr=f.caddr)
+           - value(before, "tracekit_tcp_retransmits_total", family=family, raddr=f.caddr))
+    assert got == flow["segments"] >= grew >= 3, (got, flow, grew)
+    assert value(after, "tracekit_collector_up", collector="retrans") == 1
     promtool_ok(text)

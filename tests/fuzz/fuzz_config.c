@@ -13,11 +13,12 @@
 /* The collectors' names are all config.c needs of them. */
 #define STUB(n) const struct collector collector_##n = { .name = #n };
 STUB(syscalls) STUB(execs) STUB(runqlat) STUB(tcpconnect) STUB(vfsstat) STUB(block) STUB(fs)
-STUB(tcpstates) STUB(netdev) STUB(drops)
+STUB(tcpstates) STUB(netdev) STUB(drops) STUB(retrans)
 const struct collector *const collectors[N_COLLECTORS] = {
 	&collector_syscalls, &collector_execs, &collector_runqlat,
 	&collector_tcpconnect, &collector_vfsstat, &collector_block, &collector_fs,
 	&collector_tcpstates, &collector_netdev, &collector_drops,
+	&collector_retrans,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

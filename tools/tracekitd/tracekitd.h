@@ -28,6 +28,7 @@ enum collector_id {
 	COLLECT_TCPSTATES,
 	COLLECT_NETDEV,
 	COLLECT_DROPS,
+	COLLECT_RETRANS,
 	N_COLLECTORS,
 };
 
@@ -70,7 +71,8 @@ struct collector {
 
 extern const struct collector collector_syscalls, collector_execs,
 	collector_runqlat, collector_tcpconnect, collector_vfsstat, collector_block,
-	collector_fs, collector_tcpstates, collector_netdev, collector_drops;
+	collector_fs, collector_tcpstates, collector_netdev, collector_drops,
+	collector_retrans;
 extern const struct collector *const collectors[N_COLLECTORS];
 
 /* A collector's skeleton NAME (bpftool's NAME, NAME__destroy): defines
