@@ -1,0 +1,140 @@
+"""tcptop and tcplife against libbpf-tools' (Debian's, /usr/sbin), on the
+same connections the test makes (netns.py: N KiB up, M KiB down), both
+tools running at once: they must agree. libbpf-tools' tcptop probes
+kernel functions, so it runs in the kernel matrix, not on this host (the
+skip says why); its tcplife uses the same tracepoint as tracekit's.
+
+What each counts: tcptop, the bytes of the send and receive calls (both
+tools: tracekit the calls' returns, libbpf-tools tcp_sendmsg's size and
+tcp_cleanup_rbuf's copied bytes), in KiB rounded down in libbpf-tools'
+columns; tcplife, libbpf-tools the kernel's counters (the SYN and the FIN
+a byte each), tracekit the data alone (README, tcplife), so libbpf-tools'
+TX is tracekit's + 2 on the client (its SYN and FIN) and + 1 on the
+server (its FIN), its RX + 1 on both (the peer's FIN), in KiB with two
+decimals."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import Tool, json_lines
+from netns import CLIENT_COMM, SERVER_COMM, Client, Server, transfer
+
+PEER = "/usr/sbin"
+N, M = 300 * 1024, 70 * 1024
+
+
+class Peer:
+    """A libbpf-tools tool, line-buffered, its stdout read as it comes;
+    started() once its header is out (it prints it after attaching)."""
+
+    def __init__(self, name, *args):
+        path = os.path.join(PEER, name)
+        if not os.access(path, os.X_OK):
+            pytest.skip(f"{path} is missing: make deps installs libbpf-tools")
+        self.name = name
+        self.proc = subprocess.Popen(["stdbuf", "-oL", path, *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+
+    def started(self, header):
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                err = self.proc.stderr.read()
+                self.proc.wait()
+                why = [l.strip() for l in err.splitlines() if l.strip()][-2:]
+                pytest.skip(f"libbpf-tools' {self.name} cannot attach on this kernel: "
+                            + (" / ".join(why) or f"exit {self.proc.returncode}"))
+            self.lines.append(line)
+            if line.startswith(header):
+                return self
+
+    def until(self, pattern, times=1, timeout=60):
+        """Read until `times` lines match pattern; all lines so far."""
+        deadline = time.monotonic() + timeout
+        while sum(bool(re.search(pattern, l)) for l in self.lines) < times:
+            assert time.monotonic() < deadline, "".join(self.lines)
+            line = self.proc.stdout.readline()
+            assert line, "".join(self.lines) + self.proc.stderr.read()
+            self.lines.append(line)
+        return self.lines
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        self.lines += out.splitlines(keepends=True)
+        return self.lines
+
+
+@pytest.mark.kernel
+def test_tcptop_agrees_with_libbpf_tools(netns):
+    """Per connection end, libbpf-tools' RX_KB and TX_KB are tracekit's
+    bytes in KiB, summed over the intervals each printed."""
+    with Server(netns, 4) as s, Client() as c:
+        peer = Peer("tcptop", "-C", "1").started("PID")
+        try:
+            with Tool("tcptop", "-j", "-C", "1") as t:
+                sport = transfer(netns, s, c, N, M)
+                # libbpf-tools prints at each interval's end: the one under
+                # way now holds the transfer's last bytes, and is whole
+                # once the header after it is out.
+                headers = sum(l.startswith("PID") for l in peer.lines)
+                peer.until(r"^PID", headers + 2)
+                out, err, rc = t.stop()
+        finally:
+            lines = peer.stop()
+    assert rc == 0, err
+    tk = {}
+    for r in json_lines(out):
+        if r.get("type") == "tcptop" and {r["sport"], r["dport"]} == {sport, s.port}:
+            k = (r["pid"], r["sport"])
+            tk[k] = (tk.get(k, (0, 0))[0] + r["rx_bytes"], tk.get(k, (0, 0))[1] + r["tx_bytes"])
+    lt = {}
+    for line in lines:
+        w = line.split()
+        if len(w) == 6 and w[0].isdigit() and {w[2].rsplit(":", 1)[1], w[3].rsplit(":", 1)[1]} \
+                == {str(sport), str(s.port)}:
+            k = (int(w[0]), int(w[2].rsplit(":", 1)[1]))
+            lt[k] = (lt.get(k, (0, 0))[0] + int(w[4]), lt.get(k, (0, 0))[1] + int(w[5]))
+    assert tk == {(c.pid, sport): (M, N), (s.pid, s.port): (N, M)}, tk
+    assert lt == {k: (rx // 1024, tx // 1024) for k, (rx, tx) in tk.items()}, (lt, lines)
+
+
+@pytest.mark.kernel
+def test_tcplife_agrees_with_libbpf_tools(netns):
+    """The same connection in both, each end: libbpf-tools' KiB are
+    tracekit's bytes plus the SYN and FIN its counters hold."""
+    with Server(netns, 4) as s, Client() as c:
+        peer = Peer("tcplife").started("PID")
+        try:
+            with Tool("tcplife", "-j") as t:
+                sport = transfer(netns, s, c, N, M)
+                peer.until(rf"\s{s.port}\s+\S+\s+{sport}\s")   # the server's line
+                peer.until(rf"\s{sport}\s+\S+\s+{s.port}\s")   # the client's
+                out, err, rc = t.stop()
+        finally:
+            lines = peer.stop()
+    assert rc == 0, err
+    tk = {r["pid"]: (r["tx_bytes"], r["rx_bytes"]) for r in json_lines(out)
+          if r.get("type") == "connection" and {r["sport"], r["dport"]} == {sport, s.port}}
+    assert tk == {c.pid: (N, M), s.pid: (M, N)}, tk
+    lt = {}
+    for line in lines:
+        w = line.split()
+        if len(w) >= 9 and w[0].isdigit() and {w[3], w[5]} == {str(sport), str(s.port)}:
+            lt[int(w[0])] = (w[1], float(w[6]), float(w[7]))
+    extra = {c.pid: (2, 1), s.pid: (1, 1)}   # SYN and FIN in the kernel's counters
+    assert set(lt) == set(tk), (lt, lines)
+    for pid, (tx, rx) in tk.items():
+        comm, lt_tx, lt_rx = lt[pid]
+        assert comm == (CLIENT_COMM if pid == c.pid else SERVER_COMM)
+        assert (lt_tx, lt_rx) == (round((tx + extra[pid][0]) / 1024, 2),
+                                  round((rx + extra[pid][1]) / 1024, 2)), (pid, lt[pid], tk[pid])
