@@ -117,8 +117,8 @@ def test_tcplife_agrees_with_libbpf_tools(netns):
         try:
             with Tool("tcplife", "-j") as t:
                 sport = transfer(netns, s, c, N, M)
-                peer.until(rf"\s{s.port}\s+\S+\s+{sport}\s")   # the server's line
-                peer.until(rf"\s{sport}\s+\S+\s+{s.port}\s")   # the client's
+                peer.until(rf"^{s.pid}\s.*\s{s.port}\s+\S+\s+{sport}\s")   # the server's line
+                peer.until(rf"^{c.pid}\s.*\s{sport}\s+\S+\s+{s.port}\s")   # the client's
                 out, err, rc = t.stop()
         finally:
             lines = peer.stop()
@@ -132,6 +132,13 @@ def test_tcplife_agrees_with_libbpf_tools(netns):
         if len(w) >= 9 and w[0].isdigit() and {w[3], w[5]} == {str(sport), str(s.port)}:
             lt[int(w[0])] = (w[1], float(w[6]), float(w[7]))
     extra = {c.pid: (2, 1), s.pid: (1, 1)}   # SYN and FIN in the kernel's counters
+    # libbpf-tools (as bcc) also prints the second child the kernel makes
+    # when two of a handshake's ACKs race on two CPUs (6.1 under TCG), at
+    # once closed from SYN_RECV: 0 bytes, the softirq's task. tracekit
+    # leaves it out (README, tcplife); nothing else may differ.
+    ghosts = {p: v for p, v in lt.items() if p not in tk}
+    assert all(v[1:] == (0.0, 0.0) for v in ghosts.values()), (lt, lines)
+    lt = {p: v for p, v in lt.items() if p in tk}
     assert set(lt) == set(tk), (lt, lines)
     for pid, (tx, rx) in tk.items():
         comm, lt_tx, lt_rx = lt[pid]
