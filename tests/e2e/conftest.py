@@ -406,6 +406,23 @@ def cmdtree(tmp_path_factory):
     return str(path)
 
 
+def in_syscall(pid, nrs, timeout=30):
+    """True once pid sleeps in one of the system calls numbered nrs (as
+    /proc/PID/syscall shows them): what it did before is over, and it
+    waits there. False if it did not within timeout seconds or ended."""
+    want = {str(n) for n in nrs}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split()[0] in want:
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        time.sleep(0.005)
+    return False
+
+
 @pytest.fixture(autouse=True, scope="session")
 def require_root():
     if os.geteuid() != 0:

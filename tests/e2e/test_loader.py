@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ALL_TOOLS, BIN, ROOT, Tool, json_lines, run, tool_path
+from conftest import ALL_TOOLS, BIN, ROOT, Tool, in_syscall, json_lines, run, tool_path
 
 TP_TOOLS = ["execsnoop", "opensnoop", "runqlat", "syscount"]
 
@@ -177,13 +177,7 @@ WRITE_NR = {"x86_64": 1, "aarch64": 64}[os.uname().machine]
 
 
 def blocked_writing(pid, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/syscall") as f:
-            if f.read().split()[0] == str(WRITE_NR):
-                return True
-        time.sleep(0.005)
-    return False
+    return in_syscall(pid, [WRITE_NR], timeout)
 
 
 def signal_taken(pid, sig, timeout=30):

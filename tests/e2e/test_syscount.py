@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from conftest import (Tool, cgroup2_root, cgroup_of, json_lines, loss_record, only_child, run,
-                      tool_path)
+from conftest import (Tool, cgroup2_root, cgroup_of, in_syscall, json_lines, loss_record,
+                      only_child, run, tool_path)
 
 UNKNOWN_NR = 987     # no syscall has this number: ENOSYS, printed as "987"
 OTHER_NR = 100000    # beyond syscount's slots: counted as "[other]"
@@ -81,12 +81,8 @@ def helper(tmp_path_factory):
 def blocked_in_read(pid, read_nr):
     """Wait until pid sleeps in read(): every syscall it made before has
     returned, so a tracer attached now sees exactly what comes next."""
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        with open(f"/proc/{pid}/syscall") as f:
-            if f.read().split()[0] == str(read_nr):
-                return
-        time.sleep(0.005)
+    if in_syscall(pid, [read_nr], timeout=10):
+        return
     pytest.fail(f"worker {pid} never blocked in read()")
 
 

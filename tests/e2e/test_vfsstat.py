@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, cgroup_of,
+from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, cgroup_of, in_syscall,
                       json_lines, kernel_has, loss_record, require, run, tool_path)
 
 METHODS = ["fentry", "kprobe"]
@@ -116,12 +116,8 @@ def tmpfs(tmp_path):
 
 def blocked_in_read(pid, read_nr):
     """Wait until pid sleeps in read(): what it did before is over."""
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        with open(f"/proc/{pid}/syscall") as f:
-            if f.read().split()[0] == str(read_nr):
-                return
-        time.sleep(0.005)
+    if in_syscall(pid, [read_nr], timeout=10):
+        return
     pytest.fail(f"worker {pid} never blocked in read()")
 
 

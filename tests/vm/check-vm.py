@@ -13,8 +13,10 @@ tests marked kernel, unless VM_SCOPE=all), and prints one line per kernel:
 (after it, the ids of failed tests, indented). It exits 1 when any kernel
 had a failed test or an error, did not boot, or panicked.
 
-Each kernel's full output (boot, environment, pytest -v) goes to
-BUILD/vm/<release>.log; its JUnit XML to BUILD/vm/results/<release>/.
+Each kernel's suite is split by test file across VM_SHARDS VMs (tests/vm/
+README.md). Each VM's full output (boot, environment, pytest -v) goes to
+BUILD/vm/<release>.<k>.log; the kernel's JUnit XML to
+BUILD/vm/results/<release>/.
 
 Settings (environment, or make variables on make's command line):
   VM_KERNELS      series to run, e.g. "6.1" or "5.10 6.12" (default: all)
@@ -24,9 +26,11 @@ Settings (environment, or make variables on make's command line):
   VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
                   test files (tests/e2e/test_x.py) replaces tests/e2e
   VM_JOBS         VMs run at once (default 2)
+  VM_SHARDS       VMs each kernel's suite is split across, by test file
+                  (default 2; 1 where VM_PYTEST_ARGS names test files)
   VM_CPUS         vCPUs per VM (default 2; one host thread runs them all)
   VM_MEMORY       memory per VM (default 2G)
-  VM_TIMEOUT      seconds a kernel may take, boot and suite (default 2400)
+  VM_TIMEOUT      seconds a VM may take, boot and suite (default 2400)
   VM_MIRROR, VM_SECURITY_MIRROR   Debian mirrors (default deb.debian.org)
 
 Kernels are fetched once: delete BUILD/vm/kernels/<series> to fetch the
@@ -47,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -270,11 +275,16 @@ def fetch_kernel(vmdir, series):
 _procs = set()
 
 
-def run_kernel(info, args, pytest_args):
-    """Boot one kernel, run the suite in it; returns a result dict."""
+def run_kernel(info, args, pytest_args, shard=None):
+    """Boot one kernel, run the suite (or shard k of n of it: shard is
+    (k, n, files)) in it; returns a result dict."""
     release = info["release"]
     res = os.path.join(args.vmdir, "results", release)
     log = os.path.join(args.vmdir, f"{release}.log")
+    if shard:
+        res = os.path.join(res, f"shard-{shard[0]}")
+        log = os.path.join(args.vmdir, f"{release}.{shard[0]}.log")
+        pytest_args = pytest_args + shard[2]
     shutil.rmtree(res, ignore_errors=True)
     os.makedirs(res)
     with open(os.path.join(res, "pytest-args"), "w") as f:
@@ -298,8 +308,9 @@ def run_kernel(info, args, pytest_args):
             # time.
             "--qemu-opts=-accel tcg,thread=single",
             "--rwdir", f"{res}={res}", "--cwd", ROOT, "--exec", guest]
+    part = f", shard {shard[0]}/{shard[1]}" if shard else ""
     say(f"booting {release} ({info['package']} {info['version']}, "
-        f"{args.cpus} vCPUs, TCG)")
+        f"{args.cpus} vCPUs, TCG{part})")
     t0 = time.monotonic()
     timed_out = False
     with open(log, "wb") as out:
@@ -329,7 +340,8 @@ def run_kernel(info, args, pytest_args):
         if timed_out:
             out.write(f"\n# check-vm: killed after {args.timeout} s\n".encode())
     r = {"release": release, "series": info["series"], "secs": secs,
-         "log": log, "rc": rc, "timed_out": timed_out, "failed_tests": []}
+         "vms": 1, "log": log, "rc": rc, "timed_out": timed_out,
+         "failed_tests": []}
     r.update(read_junit(os.path.join(res, "junit.xml")))
     try:
         with open(os.path.join(res, "env-problems")) as f:
@@ -394,7 +406,8 @@ def read_junit(path):
 def summary(r):
     """The one line of a kernel, and whether it is a success."""
     head = f"{r['release']}:"
-    tail = f"({r['secs']:.0f} s)"
+    tail = (f"({r['secs']:.0f} s)" if r["vms"] == 1
+            else f"({r['secs']:.0f} s in {r['vms']} VMs)")
     kernel = f"; kernel: {r['kernel_trouble']}" if r["kernel_trouble"] else ""
     if not r["ran"]:
         why = (f"timed out after {r['secs']:.0f} s, no results" if r["timed_out"]
@@ -425,6 +438,89 @@ def summary(r):
     return line, ok
 
 
+# ---------------------------------------------------------------- shards
+
+def collect(pytest_args):
+    """The test ids the guests would run, collected on the host (the files
+    and marks are the same there): {file: number of tests}."""
+    out = subprocess.run(
+        ["/usr/bin/python3", "-m", "pytest", "--collect-only", "-q",
+         "-p", "no:cacheprovider", "tests/e2e", *pytest_args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    if out.returncode != 0:
+        die("collecting the suite on the host failed:\n" + out.stdout[-3000:])
+    files = {}
+    for line in out.stdout.splitlines():
+        if "::" in line and line.startswith("tests/"):
+            f = line.split("::", 1)[0]
+            files[f] = files.get(f, 0) + 1
+    return files
+
+
+def last_seconds(vmdir, release):
+    """Each test file's seconds in this kernel's last run, where there was
+    one: {file: seconds}."""
+    secs = {}
+    try:
+        root = ET.parse(os.path.join(vmdir, "results", release, "junit.xml")).getroot()
+    except (OSError, ET.ParseError):
+        return secs
+    for case in root.iter("testcase"):
+        f = junit.nodeid(case.get("classname", ""), case.get("name", "")).split("::")[0]
+        secs[f] = secs.get(f, 0.0) + float(case.get("time") or 0)
+    return secs
+
+
+def split(files, weight, n):
+    """files in n shards of about equal weight, heaviest file first into
+    the lightest shard; each shard's files in the suite's order."""
+    shards = [[0.0, []] for _ in range(min(n, len(files)))]
+    for f in sorted(files, key=lambda f: (-weight(f), f)):
+        lightest = min(shards, key=lambda s: s[0])
+        lightest[0] += weight(f)
+        lightest[1].append(f)
+    return [sorted(s[1]) for s in shards]
+
+
+def merge(release, vmdir, parts):
+    """The shards' results as one kernel's: the counts added, every failed
+    test, and the JUnit XML of all of them in results/<release>/, where
+    tests/repeat.py reads it."""
+    r = dict(parts[0])
+    r["secs"] = sum(p["secs"] for p in parts)
+    r["vms"] = len(parts)
+    r["log"] = " ".join(p["log"] for p in parts)
+    r["ran"] = all(p["ran"] for p in parts)
+    r["timed_out"] = any(p["timed_out"] for p in parts)
+    for k in ("passed", "failed", "errors", "skipped"):
+        r[k] = sum(p.get(k, 0) for p in parts)
+    r["failed_tests"] = [t for p in parts for t in p["failed_tests"]]
+    r["env_problems"] = sorted({e for p in parts for e in p["env_problems"]})
+    rcs = [p["pytest_rc"] for p in parts]
+    r["pytest_rc"] = None if None in rcs else max(rcs)
+    trouble = [p for p in parts if p["kernel_trouble"]]
+    fatal = [p for p in trouble if p["kernel_fatal"]]
+    r["kernel_trouble"], r["kernel_fatal"] = (
+        ((fatal or trouble)[0]["kernel_trouble"], bool(fatal)) if trouble
+        else (None, False))
+    res = os.path.join(vmdir, "results", release)
+    suites = ET.Element("testsuites")
+    for k in range(1, len(parts) + 1):
+        try:
+            root = ET.parse(os.path.join(res, f"shard-{k}", "junit.xml")).getroot()
+        except (OSError, ET.ParseError):
+            continue
+        suites.extend([root] if root.tag == "testsuite" else list(root))
+    if r["ran"]:
+        ET.ElementTree(suites).write(os.path.join(res, "junit.xml"),
+                                     encoding="utf-8", xml_declaration=True)
+    if r["pytest_rc"] is not None:
+        with open(os.path.join(res, "rc"), "w") as f:
+            f.write(f"{r['pytest_rc']}\n")
+    return r
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -436,6 +532,7 @@ def main():
     # waits, so VMs at once overlap well; with three, their threads
     # outnumber the cores and runqlat's scheduling tests turn flaky.
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("VM_JOBS") or 2))
+    ap.add_argument("--shards", type=int, default=int(os.environ.get("VM_SHARDS") or 2))
     ap.add_argument("--cpus", type=int, default=int(os.environ.get("VM_CPUS") or 2))
     ap.add_argument("--memory", default=os.environ.get("VM_MEMORY") or "2G")
     ap.add_argument("--timeout", type=int,
@@ -484,7 +581,32 @@ def main():
             say(f"{i['series']}: {i['release']} ({i['package']} {i['version']})")
         return 0
 
-    results = [None] * len(infos)
+    # Each kernel's suite in shards, each shard a VM of its own, the
+    # heaviest first: two VMs at a time then finish together, where whole
+    # kernels left the last one running alone for most of its time.
+    # Naming test files (VM_PYTEST_ARGS) runs them in one VM per kernel.
+    named = any(a.startswith("tests/") and os.path.exists(os.path.join(ROOT, a.split("::")[0]))
+                for a in shlex.split(os.environ.get("VM_PYTEST_ARGS", "")))
+    files = collect(pytest_args) if args.shards > 1 and not named else None
+    if files == {}:
+        die("no test is selected: " + shlex.join(["-m", "kernel"] + pytest_args))
+    jobs = []   # (kernel index, shard or None, weight)
+    for i, info in enumerate(infos):
+        res = os.path.join(args.vmdir, "results", info["release"])
+        if not files:
+            shutil.rmtree(res, ignore_errors=True)
+            jobs.append((i, None, 0))
+            continue
+        # The last run's seconds where there was one, else the count of
+        # tests (about a second and a half each under TCG).
+        prev = last_seconds(args.vmdir, info["release"])
+        weight = lambda f, prev=prev: prev.get(f) or 1.5 * files[f]  # noqa: E731
+        shutil.rmtree(res, ignore_errors=True)
+        parts = split(files, weight, args.shards)
+        for k, fs in enumerate(parts, 1):
+            jobs.append((i, (k, len(parts), fs), sum(weight(f) for f in fs)))
+    jobs.sort(key=lambda j: -j[2])
+    done = [[] for _ in infos]
     t0 = time.monotonic()
 
     def worker(queue):
@@ -492,8 +614,10 @@ def main():
             with _print_lock:
                 if not queue:
                     return
-                i = queue.pop(0)
-            results[i] = run_kernel(infos[i], args, pytest_args)
+                i, shard, _ = queue.pop(0)
+            r = run_kernel(infos[i], args, pytest_args, shard)
+            with _print_lock:
+                done[i].append((shard[0] if shard else 0, r))
 
     def on_signal(sig, frame):
         # The VMs run in sessions of their own: end them with us.
@@ -506,9 +630,9 @@ def main():
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
-    queue = list(range(len(infos)))
+    queue = list(jobs)
     threads = [threading.Thread(target=worker, args=(queue,), daemon=True)
-               for _ in range(max(1, min(args.jobs, len(infos))))]
+               for _ in range(max(1, min(args.jobs, len(jobs))))]
     for t in threads:
         t.start()
     for t in threads:
@@ -516,6 +640,11 @@ def main():
             t.join(0.5)
 
     total = time.monotonic() - t0
+    results = []
+    for i, info in enumerate(infos):
+        parts = [r for _, r in sorted(done[i], key=lambda d: d[0])]
+        results.append(parts[0] if len(parts) == 1 and not files
+                       else merge(info["release"], args.vmdir, parts))
     all_ok = True
     for r in results:
         line, ok = summary(r)
