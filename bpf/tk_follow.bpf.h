@@ -77,6 +77,10 @@ static __always_inline void tk_follow_exit(void)
 		bpf_map_delete_elem(&tk_follow_tgids, &tgid);
 }
 
+/* A tool with its own sched_process_exit program (exitsnoop) calls
+ * tk_follow_exit from it, after its event: a program of this header
+ * could run first and drop the process the event belongs to. */
+#ifndef TK_FOLLOW_EXIT_BY_TOOL
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tk_follow_exit_tp_btf)
 {
@@ -97,5 +101,6 @@ int tk_follow_exit_tp(void *ctx)
 	tk_follow_exit();
 	return 0;
 }
+#endif
 
 #endif
