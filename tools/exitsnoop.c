@@ -70,10 +70,10 @@ static const struct tk_tool tool = {
 	.parser = parse,
 };
 
-/* The signal's name without "SIG" (glibc's sigabbrev_np), or "?". */
+/* The signal's name without "SIG", or "?". */
 static const char *sig_name(int sig)
 {
-	const char *n = sigabbrev_np(sig);
+	const char *n = tk_signal_name(sig);
 
 	return n ? n : "?";
 }
