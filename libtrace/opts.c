@@ -15,6 +15,7 @@
 #include "cgroups.h"
 #include "command.h"
 #include "filter.h"
+#include "names.h"
 #include "output.h"
 #include "pidns.h"
 #include "setup.h"
@@ -118,6 +119,15 @@ long tk_arg_long(const char *option, const char *arg, long min, long max)
 			       option, arg, min, max);
 	}
 	return v;
+}
+
+void tk_arg_signals(const char *option, const char *arg, unsigned long long mask[2])
+{
+	const char *bad;
+
+	if (tk_signal_list_parse(arg, mask, &bad))
+		tk_usage_error("invalid %s value '%.*s': expected signals, numbers 0-%d or names "
+			       "(9,TERM,SIGUSR1)", option, (int)strcspn(bad, ","), bad, TK_SIG_MAX);
 }
 
 double tk_arg_double(const char *option, const char *arg, double min,

@@ -80,6 +80,9 @@ void tk_usage_error(const char *fmt, ...)
 /* Value parsers for option arguments: on a bad value they call
  * tk_usage_error naming the option, so tools never print their own. */
 long tk_arg_long(const char *option, const char *arg, long min, long max);
+/* A list of signals (9,TERM,SIGUSR1) into mask, bit n for signal n
+ * (tk_signal_list_parse), or tk_usage_error naming the option. */
+void tk_arg_signals(const char *option, const char *arg, unsigned long long mask[2]);
 double tk_arg_double(const char *option, const char *arg, double min,
 		     double max);
 /* A comma-separated list (1,2,3): each item to each(item, ctx); an empty

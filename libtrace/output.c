@@ -150,3 +150,14 @@ void tk_json_cgroup(struct tk_json *j, unsigned long long id)
 {
 	tk_json_str(j, "cgroup", tk_cgroup_path(id));
 }
+
+void tk_json_task(struct tk_json *j, int pid, int tid, unsigned int uid,
+		  const char *comm, size_t comm_size, unsigned long long cgroup_id)
+{
+	tk_json_int(j, "pid", pid);
+	tk_json_int(j, "tid", tid);
+	tk_json_uint(j, "uid", uid);
+	tk_json_strn(j, "comm", comm, strnlen(comm, comm_size));
+	if (tk_opts.filter.cgroup_ids)
+		tk_json_cgroup(j, cgroup_id);
+}

@@ -44,6 +44,12 @@ void tk_print_cell(FILE *f, const struct tk_col *col, int last,
 void tk_print_cgroup(FILE *f, unsigned long long id, int width);
 void tk_json_cgroup(struct tk_json *j, unsigned long long id);
 
+/* The task members most records start with: "pid", "tid", "uid",
+ * "comm" (comm_size bytes at most, NUL-ended or not) and, with
+ * --print-cgroup, "cgroup". */
+void tk_json_task(struct tk_json *j, int pid, int tid, unsigned int uid,
+		  const char *comm, size_t comm_size, unsigned long long cgroup_id);
+
 /* Print bytes for a terminal or a text pipe: control characters and
  * bytes that are not valid UTF-8 as \xNN, so one event stays one line. */
 void tk_print_safe(FILE *f, const char *s, size_t len);

@@ -159,13 +159,8 @@ static void print_json(const struct exit_event *e)
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", e->threads ? "exit" : "thread_exit");
 	tk_json_time(&j);
-	tk_json_int(&j, "pid", e->pid);
-	tk_json_int(&j, "tid", e->tid);
+	tk_json_task(&j, e->pid, e->tid, e->uid, e->comm, sizeof(e->comm), e->cgroup_id);
 	tk_json_int(&j, "ppid", e->ppid);
-	tk_json_int(&j, "uid", e->uid);
-	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
-	if (tk_opts.filter.cgroup_ids)
-		tk_json_cgroup(&j, e->cgroup_id);
 	if (env.label)
 		tk_json_str(&j, "label", *env.label ? env.label : "exit");
 	tk_json_uint(&j, "age_ns", e->age_ns);

@@ -55,16 +55,12 @@ static const char doc[] =
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
-	const char *bad;
-
 	(void)state;
 	switch (key) {
 	case 'x': env.failed = true; break;
 	case K_TPID: env.target = tk_arg_long("--tpid", arg, 1, 0x7fffffff); break;
 	case 's':
-		if (tk_signal_list_parse(arg, env.sigs, &bad))
-			tk_usage_error("--signal: '%s' is not a signal (a number 0-64 or a name: KILL, SIGTERM)",
-				       bad);
+		tk_arg_signals("--signal", arg, env.sigs);
 		env.sig_filter = true;
 		break;
 	default: return ARGP_ERR_UNKNOWN;
@@ -131,12 +127,7 @@ static void print_json(const struct kill_event *e)
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "kill");
 	tk_json_time(&j);
-	tk_json_int(&j, "pid", e->pid);
-	tk_json_int(&j, "tid", e->tid);
-	tk_json_int(&j, "uid", e->uid);
-	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
-	if (tk_opts.filter.cgroup_ids)
-		tk_json_cgroup(&j, e->cgroup_id);
+	tk_json_task(&j, e->pid, e->tid, e->uid, e->comm, sizeof(e->comm), e->cgroup_id);
 	tk_json_str(&j, "syscall", calls[e->syscall]);
 	tk_json_int(&j, "sig", e->sig);
 	if (name)

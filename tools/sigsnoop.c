@@ -59,17 +59,13 @@ static const char doc[] =
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
-	const char *bad;
-
 	(void)state;
 	switch (key) {
 	case 'x': env.failed = true; break;
 	case 'k': env.kill_only = true; break;
 	case 'n': env.names = true; break;
 	case 's':
-		if (tk_signal_list_parse(arg, env.sigs, &bad))
-			tk_usage_error("--signal: '%s' is not a signal (a number 0-64 or a name: KILL, SIGTERM)",
-				       bad);
+		tk_arg_signals("--signal", arg, env.sigs);
 		env.sig_filter = true;
 		break;
 	default: return ARGP_ERR_UNKNOWN;
@@ -134,12 +130,7 @@ static void print_json(const struct sig_event *e)
 	tk_json_begin(&j, stdout);
 	tk_json_str(&j, "type", "signal");
 	tk_json_time(&j);
-	tk_json_int(&j, "pid", e->pid);
-	tk_json_int(&j, "tid", e->tid);
-	tk_json_int(&j, "uid", e->uid);
-	tk_json_strn(&j, "comm", e->comm, strnlen(e->comm, sizeof(e->comm)));
-	if (tk_opts.filter.cgroup_ids)
-		tk_json_cgroup(&j, e->cgroup_id);
+	tk_json_task(&j, e->pid, e->tid, e->uid, e->comm, sizeof(e->comm), e->cgroup_id);
 	tk_json_int(&j, "sig", e->sig);
 	if (name)
 		tk_json_str(&j, "signal_name", name);
