@@ -197,6 +197,7 @@ fuzz_libs_config := -linih
 fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c \
 	libtrace/probe/argspec.c
 fuzz_src_dns := libtrace/dns.c
+fuzz_src_signals := libtrace/signames.c
 fuzz_src_usdt := libtrace/usdt.c libtrace/errf.c
 fuzz_libs_usdt := -lelf
 fuzz_libs_dns := -lresolv

@@ -2,7 +2,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,63 +95,4 @@ int tk_errno_parse(const char *s)
 			return e;
 	}
 	return -1;
-}
-
-const char *tk_signal_name(int sig)
-{
-	if (sig <= 0 || sig > TK_SIG_MAX)
-		return NULL;
-	return sigabbrev_np(sig);
-}
-
-int tk_signal_parse(const char *s)
-{
-	char *end;
-	long v;
-	int sig;
-
-	if (!s || !*s)
-		return -1;
-	if (isdigit((unsigned char)*s)) {
-		v = strtol(s, &end, 10);
-		return (*end || v < 0 || v > TK_SIG_MAX) ? -1 : (int)v;
-	}
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	for (sig = 1; sig <= TK_SIG_MAX; sig++) {
-		const char *name = sigabbrev_np(sig);
-
-		if (name && !strcasecmp(name, s))
-			return sig;
-	}
-	return -1;
-}
-
-int tk_signal_list_parse(const char *s, unsigned long long mask[2], const char **bad)
-{
-	char item[32];
-	const char *p = s, *comma;
-	int sig;
-
-	mask[0] = mask[1] = 0;
-	do {
-		size_t n;
-
-		comma = strchr(p, ',');
-		n = comma ? (size_t)(comma - p) : strlen(p);
-		if (n >= sizeof(item)) {
-			*bad = p;
-			return -1;
-		}
-		memcpy(item, p, n);
-		item[n] = 0;
-		sig = tk_signal_parse(item);
-		if (sig < 0) {
-			*bad = p;
-			return -1;
-		}
-		mask[sig / 64] |= 1ULL << (sig % 64);
-		p = comma + 1;
-	} while (comma);
-	return 0;
 }

@@ -15,7 +15,7 @@
 #include "cgroups.h"
 #include "command.h"
 #include "filter.h"
-#include "names.h"
+#include "signames.h"
 #include "output.h"
 #include "pidns.h"
 #include "setup.h"

@@ -18,6 +18,7 @@
 #include "opts.h"
 #include "output.h"
 #include "setup.h"
+#include "signames.h"
 #include "syscalltp.h"
 #include "tk_shared.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "signames.h"
 
 #define X86 TK_ARCH_X86_64
 #define ARM TK_ARCH_ARM64
@@ -231,6 +232,71 @@ static void test_errno_roundtrip(void **state)
 	assert_true(named > 100);
 }
 
+static void test_signal_name_and_parse(void **state)
+{
+	(void)state;
+	assert_string_equal(tk_signal_name(9), "KILL");
+	assert_string_equal(tk_signal_name(15), "TERM");
+	assert_string_equal(tk_signal_name(17), "CHLD");
+	assert_null(tk_signal_name(0));
+	assert_null(tk_signal_name(65));
+	assert_null(tk_signal_name(-1));
+	assert_int_equal(tk_signal_parse("9"), 9);
+	assert_int_equal(tk_signal_parse("0"), 0);
+	assert_int_equal(tk_signal_parse("64"), 64);
+	assert_int_equal(tk_signal_parse("65"), -1);
+	assert_int_equal(tk_signal_parse("-1"), -1);
+	assert_int_equal(tk_signal_parse("9x"), -1);
+	assert_int_equal(tk_signal_parse("KILL"), 9);
+	assert_int_equal(tk_signal_parse("SIGKILL"), 9);
+	assert_int_equal(tk_signal_parse("sigterm"), 15);
+	assert_int_equal(tk_signal_parse("usr1"), 10);
+	assert_int_equal(tk_signal_parse("SIG"), -1);
+	assert_int_equal(tk_signal_parse("BOGUS"), -1);
+	assert_int_equal(tk_signal_parse(""), -1);
+	assert_int_equal(tk_signal_parse(NULL), -1);
+}
+
+/* Every signal glibc names parses back to its number, with and
+ * without "SIG". */
+static void test_signal_roundtrip(void **state)
+{
+	char buf[32];
+	int sig, named = 0;
+
+	(void)state;
+	for (sig = 1; sig <= TK_SIG_MAX; sig++) {
+		const char *name = tk_signal_name(sig);
+
+		if (!name)
+			continue;
+		named++;
+		assert_int_equal(tk_signal_parse(name), sig);
+		snprintf(buf, sizeof(buf), "SIG%s", name);
+		assert_int_equal(tk_signal_parse(buf), sig);
+	}
+	assert_true(named >= 31);
+}
+
+static void test_signal_list(void **state)
+{
+	unsigned long long m[2];
+	const char *bad = NULL;
+
+	(void)state;
+	assert_int_equal(tk_signal_list_parse("9,TERM,SIGUSR1", m, &bad), 0);
+	assert_true(m[0] == (1ULL << 9 | 1ULL << 15 | 1ULL << 10) && m[1] == 0);
+	assert_int_equal(tk_signal_list_parse("0,63,64", m, &bad), 0);
+	assert_true(m[0] == (1ULL | 1ULL << 63) && m[1] == 1);
+	assert_int_equal(tk_signal_list_parse("9,NOPE,15", m, &bad), -1);
+	assert_string_equal(bad, "NOPE,15");
+	assert_int_equal(tk_signal_list_parse("9,", m, &bad), -1);
+	assert_string_equal(bad, "");
+	assert_int_equal(tk_signal_list_parse("", m, &bad), -1);
+	assert_int_equal(tk_signal_list_parse(
+		"KILLKILLKILLKILLKILLKILLKILLKILLKILL", m, &bad), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +311,9 @@ int main(void)
 		cmocka_unit_test(test_errno_name),
 		cmocka_unit_test(test_errno_parse),
 		cmocka_unit_test(test_errno_roundtrip),
+		cmocka_unit_test(test_signal_name_and_parse),
+		cmocka_unit_test(test_signal_roundtrip),
+		cmocka_unit_test(test_signal_list),
 	};
 
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);
