@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,35 +124,45 @@ int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size)
 	return 0;
 }
 
-/* The id -> path cache of tk_cgroup_path, sorted by id after a walk. */
+/* An id -> path cache of one hierarchy, sorted by id after a walk. */
 struct cgroup_name {
 	unsigned long long id;
 	char *path;
 };
-static struct cgroup_name *names;
-static size_t n_names, cap_names;
-static size_t root_len;
-static double last_walk = -1;
+
+struct id_cache {
+	char root[PATH_MAX];   /* "": none found */
+	bool have_root;
+	struct cgroup_name *names;
+	size_t n, cap;
+	double last_walk;
+};
+
+static struct id_cache v2_cache = { .last_walk = -1 }, v1_memory = { .last_walk = -1 };
+static struct id_cache *walking;   /* nftw has no argument for add_name */
 
 static int add_name(const char *path, const struct stat *st, int type,
 		    struct FTW *ftw)
 {
+	struct id_cache *c = walking;
+	size_t root_len = strlen(c->root);
+
 	(void)ftw;
 	if (type != FTW_D)
 		return FTW_CONTINUE;
-	if (n_names == cap_names) {
-		size_t cap = cap_names ? 2 * cap_names : 256;
-		struct cgroup_name *p = realloc(names, cap * sizeof(*p));
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct cgroup_name *p = realloc(c->names, cap * sizeof(*p));
 
 		if (!p)
 			return FTW_STOP;
-		names = p;
-		cap_names = cap;
+		c->names = p;
+		c->cap = cap;
 	}
-	names[n_names].id = st->st_ino;
-	names[n_names].path = strdup(path[root_len] ? path + root_len : "/");
-	if (names[n_names].path)
-		n_names++;
+	c->names[c->n].id = st->st_ino;
+	c->names[c->n].path = strdup(path[root_len] ? path + root_len : "/");
+	if (c->names[c->n].path)
+		c->n++;
 	return FTW_CONTINUE;
 }
 
@@ -162,28 +173,25 @@ static int by_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void walk_names(void)
+static void walk_names(struct id_cache *c)
 {
-	char root[PATH_MAX];
 	int i;
 
-	if (tk_cgroup2_root(root, sizeof(root)) < 0)
-		root[0] = 0;   /* no hierarchy: the walk below finds nothing */
-	root_len = strlen(root);
+	walking = c;
 	/* glibc's nftw gives up on a directory removed between its listing
 	 * and its stat (systemd makes and removes cgroups all the time):
 	 * walk again, from scratch. */
 	for (i = 0; i < 3; i++) {
 		size_t j;
 
-		for (j = 0; j < n_names; j++)
-			free(names[j].path);
-		n_names = 0;
-		if (!root[0] || nftw(root, add_name, 16, FTW_PHYS | FTW_ACTIONRETVAL) == 0 ||
+		for (j = 0; j < c->n; j++)
+			free(c->names[j].path);
+		c->n = 0;
+		if (!c->root[0] || nftw(c->root, add_name, 16, FTW_PHYS | FTW_ACTIONRETVAL) == 0 ||
 		    errno != ENOENT)
 			break;
 	}
-	qsort(names, n_names, sizeof(*names), by_id);
+	qsort(c->names, c->n, sizeof(*c->names), by_id);
 }
 
 static double now_seconds(void)
@@ -194,19 +202,71 @@ static double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-const char *tk_cgroup_path(unsigned long long id)
+/* id's path in c's hierarchy; walked again at most once a second for
+ * an id not seen. */
+static const char *cached_path(struct id_cache *c, unsigned long long id)
 {
 	static char unknown[48];
 	struct cgroup_name key = { .id = id }, *hit;
 
-	hit = n_names ? bsearch(&key, names, n_names, sizeof(*names), by_id) : NULL;
-	if (!hit && (last_walk < 0 || now_seconds() - last_walk >= 1)) {
-		walk_names();
-		last_walk = now_seconds();
-		hit = n_names ? bsearch(&key, names, n_names, sizeof(*names), by_id) : NULL;
+	hit = c->n ? bsearch(&key, c->names, c->n, sizeof(*c->names), by_id) : NULL;
+	if (!hit && (c->last_walk < 0 || now_seconds() - c->last_walk >= 1)) {
+		walk_names(c);
+		c->last_walk = now_seconds();
+		hit = c->n ? bsearch(&key, c->names, c->n, sizeof(*c->names), by_id) : NULL;
 	}
 	if (hit)
 		return hit->path;
 	snprintf(unknown, sizeof(unknown), "(id %llu)", id);
 	return unknown;
+}
+
+const char *tk_cgroup_path(unsigned long long id)
+{
+	if (!v2_cache.have_root) {
+		if (tk_cgroup2_root(v2_cache.root, sizeof(v2_cache.root)) < 0)
+			v2_cache.root[0] = 0;   /* no hierarchy: nothing is found */
+		v2_cache.have_root = true;
+	}
+	return cached_path(&v2_cache, id);
+}
+
+int tk_cgroup1_root(const char *controller, char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	/* "... MOUNTPOINT OPTS [TAGS] - cgroup SOURCE SUPER_OPTS": the
+	 * controllers are among the super options (rw,memory). */
+	while (rc < 0 && fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], super[1024], *dash = strstr(line, " - "), *opt, *save;
+
+		if (!dash || strncmp(dash + 3, "cgroup ", 7) ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%*s %*s %1023s", super) != 1 || strlen(mnt) >= size)
+			continue;
+		for (opt = strtok_r(super, ",", &save); opt; opt = strtok_r(NULL, ",", &save))
+			if (!strcmp(opt, controller)) {
+				strcpy(buf, mnt);
+				rc = 0;
+				break;
+			}
+	}
+	fclose(f);
+	return rc;
+}
+
+const char *tk_memcg_path(unsigned long long id, bool v2)
+{
+	if (v2)
+		return tk_cgroup_path(id);
+	if (!v1_memory.have_root) {
+		if (tk_cgroup1_root("memory", v1_memory.root, sizeof(v1_memory.root)) < 0)
+			v1_memory.root[0] = 0;
+		v1_memory.have_root = true;
+	}
+	return cached_path(&v1_memory, id);
 }

@@ -3,6 +3,8 @@
 #ifndef TK_CGROUPS_H
 #define TK_CGROUPS_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -32,5 +34,14 @@ int tk_unit_cgroup(const char *root, const char *unit, char *buf, size_t size);
  * Known paths are cached; an unknown id walks the hierarchy again, at
  * most once a second. A cgroup gone before it was seen is "(id N)". */
 const char *tk_cgroup_path(unsigned long long id);
+
+/* The mount point of the cgroup v1 hierarchy that holds CONTROLLER
+ * ("memory"), from /proc/self/mountinfo: 0, or -1 when there is none. */
+int tk_cgroup1_root(const char *controller, char *buf, size_t size);
+
+/* The path of the memory cgroup whose kernfs id is id: on cgroup v2
+ * (v2: tk_cgroup_path), else in the v1 memory hierarchy, relative to
+ * its mount ("/" for its root). "(id N)" when not found. */
+const char *tk_memcg_path(unsigned long long id, bool v2);
 
 #endif

@@ -3,14 +3,12 @@ own, held at a limit well below what it writes, must reclaim page cache
 itself; the tool must report that reclaim by the writer's PID, as memcg
 reclaim, with pages reclaimed, and nothing of the writer under --direct
 (the system is not short of memory)."""
-import os
-import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 
 from conftest import Tool, json_lines, loss_record, run
+from memcg import MemCgroup
 
 LIMIT = 32 << 20
 WRITE = 160 << 20
@@ -35,40 +33,8 @@ print(os.getpid(), flush=True)
 """
 
 
-class MemCgroup:
-    """A memory cgroup of its own with a limit: cgroup v2's memory.high
-    (reclaim, no OOM kill) where the memory controller is on v2 (the
-    VMs), else v1's memory.limit_in_bytes (this host)."""
-
-    def __init__(self, limit):
-        name = "tk-drsnoop-" + uuid.uuid4().hex[:8]
-        v1 = Path("/sys/fs/cgroup/memory")
-        if v1.is_dir() and (v1 / "memory.limit_in_bytes").exists():
-            self.dir = v1 / name
-            self.dir.mkdir()
-            (self.dir / "memory.limit_in_bytes").write_text(str(limit))
-        else:
-            root = Path([l.split()[1] for l in open("/proc/mounts")
-                         if l.split()[2] == "cgroup2"][0])
-            if "memory" not in (root / "cgroup.subtree_control").read_text().split():
-                (root / "cgroup.subtree_control").write_text("+memory")
-            self.dir = root / name
-            self.dir.mkdir()
-            (self.dir / "memory.high").write_text(str(limit))
-
-    def start(self, argv):
-        """argv started inside the cgroup (it moves itself before exec)."""
-        procs = self.dir / "cgroup.procs"
-        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                text=True,
-                                preexec_fn=lambda: procs.write_text(str(os.getpid())))
-
-    def remove(self):
-        self.dir.rmdir()
-
-
 def write_in_cgroup(tmp_path, comm, tool_args):
-    cg = MemCgroup(LIMIT)
+    cg = MemCgroup("tk-drsnoop", LIMIT)
     try:
         w = cg.start(["/usr/bin/python3", "-c", WRITER, comm, str(WRITE),
                       str(tmp_path / "data")])
