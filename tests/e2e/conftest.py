@@ -417,6 +417,10 @@ def in_syscall(pid, nrs, timeout=30):
             with open(f"/proc/{pid}/syscall") as f:
                 if f.read().split()[0] in want:
                     return True
+            # Ended, not yet reaped: it will never get there.
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return False
         except (FileNotFoundError, ProcessLookupError):
             return False
         time.sleep(0.005)
