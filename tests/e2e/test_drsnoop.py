@@ -3,6 +3,7 @@ own, held at a limit well below what it writes, must reclaim page cache
 itself; the tool must report that reclaim by the writer's PID, as memcg
 reclaim, with pages reclaimed, and nothing of the writer under --direct
 (the system is not short of memory)."""
+import subprocess
 import uuid
 
 import pytest
@@ -51,7 +52,16 @@ def write_in_cgroup(tmp_path, comm, tool_args):
     return pid, out
 
 
-@pytest.mark.kernel
+def on_tmpfs(path):
+    """Is path on tmpfs (the VMs' /tmp)? There a file's pages are shmem,
+    which a cgroup without swap cannot reclaim."""
+    return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True,
+                          text=True, check=True).stdout.strip() == "tmpfs"
+
+
+# The reclaim tests run on this host, as issue 19 asks; the tracepoints'
+# arguments (order, nr_reclaimed) have not changed since 2.6, and in the
+# VMs /tmp is tmpfs, whose pages a cgroup without swap cannot reclaim.
 def test_limited_writer_reclaims(tmp_path):
     comm = "tkdr-" + uuid.uuid4().hex[:6]
     pid, out = write_in_cgroup(tmp_path, comm, ["-j"])
@@ -66,7 +76,6 @@ def test_limited_writer_reclaims(tmp_path):
     assert loss_record(records) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
 
 
-@pytest.mark.kernel
 def test_direct_only_leaves_cgroup_reclaim_out(tmp_path):
     comm = "tkdr-" + uuid.uuid4().hex[:6]
     pid, out = write_in_cgroup(tmp_path, comm, ["-j", "--direct"])
@@ -100,7 +109,11 @@ def test_free_memory_column(tmp_path):
         assert (r.returncode, r.stdout) == (1, "")
         assert "vm_zone_stat" in r.stderr and r.stderr.count("\n") == 1, r.stderr
         pytest.skip("/proc/kallsyms has no vm_zone_stat here (CONFIG_KALLSYMS_ALL off): "
-                    "-v fails in one line, checked; the kernel matrix checks the column")
+                    "-v fails in one line, checked (the column itself is checked nowhere yet: "
+                    "the VMs, which list it, have no disk file system for the workload)")
+    if on_tmpfs(tmp_path):
+        pytest.skip(f"{tmp_path} is on tmpfs: a cgroup without swap cannot reclaim its "
+                    "pages, so no reclaim would be seen (-v's column is checked nowhere yet)")
     comm = "tkdr-" + uuid.uuid4().hex[:6]
     pid, out = write_in_cgroup(tmp_path, comm, ["-j", "-v"])
     with open("/proc/meminfo") as f:
