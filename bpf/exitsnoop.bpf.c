@@ -16,7 +16,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define TK_FOLLOW_EXIT_BY_TOOL  /* exit() below drops a followed process last */
 #include "exitsnoop.h"
 #include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
@@ -81,13 +80,9 @@ static __always_inline void exit_seen(void *ctx)
 	tk_emit(ctx, &e, sizeof(e));
 }
 
-/* The exit, then -- COMMAND's follower forgets the process (after: the
- * exit must still pass the filter). */
 static __always_inline int process_exit(void *ctx)
 {
 	exit_seen(ctx);
-	if (tk_filter.follow)
-		tk_follow_exit();
 	return 0;
 }
 

@@ -2,7 +2,8 @@
  * are COMMAND's, followed through fork in BPF. libtrace puts COMMAND's
  * PID in tk_follow_tgids before it runs; each fork of a followed process
  * adds the child (threads share the tgid, exec keeps it); a followed
- * process's leader leaving removes it, so a recycled PID is not traced.
+ * process is removed when its leader is freed, so a recycled PID is not
+ * traced.
  * The programs load only in that mode (libtrace turns them off else).
  * Ids are the tool's PID namespace's (tk_pidns.bpf.h), as fork() gave
  * COMMAND's to libtrace. Included by tk_filter.bpf.h. */
@@ -66,41 +67,42 @@ int tk_follow_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	return 0;
 }
 
-/* sched_process_exit runs in the exiting task: drop the process when its
- * leader leaves. */
-static __always_inline void tk_follow_exit(void)
+/* A followed process is dropped when its leader's task is freed
+ * (sched_process_free), so that a recycled PID is not traced: only then
+ * can its PID be used again. Not at its exit: the leader of a process
+ * whose other threads still run stays a zombie until they end (they are
+ * still COMMAND's), and a tool's own sched_process_exit program
+ * (exitsnoop) must still find the process followed. The tracepoint runs
+ * after an RCU grace period, in no task's context: ids from the task. */
+static __always_inline void tk_follow_free(u32 tgid, u32 tid)
 {
-	u64 id = tk_pid_tgid();
-	u32 tgid = id >> 32;
-
-	if (tgid == (u32)id)
+	if (tgid && tgid == tid)
 		bpf_map_delete_elem(&tk_follow_tgids, &tgid);
 }
 
-/* A tool with its own sched_process_exit program (exitsnoop) calls
- * tk_follow_exit from it, after its event: a program of this header
- * could run first and drop the process the event belongs to. */
-#ifndef TK_FOLLOW_EXIT_BY_TOOL
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(tk_follow_exit_tp_btf)
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(tk_follow_free_tp_btf, struct task_struct *p)
 {
-	tk_follow_exit();
+	tk_follow_free(tk_task_tgid(p), tk_task_tid(p));
 	return 0;
 }
 
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(tk_follow_exit_raw_tp)
+SEC("raw_tp/sched_process_free")
+int BPF_PROG(tk_follow_free_raw_tp, struct task_struct *p)
 {
-	tk_follow_exit();
+	tk_follow_free(tk_task_tgid(p), tk_task_tid(p));
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int tk_follow_exit_tp(void *ctx)
+/* The classic record has the global thread id only: deleting it as a
+ * tgid is right for a leader and harmless for another thread (no
+ * process has a thread's id as its tgid); in a PID namespace (ids differ)
+ * such an entry stays, as the fork side follows nothing there anyway. */
+SEC("tracepoint/sched/sched_process_free")
+int tk_follow_free_tp(struct trace_event_raw_sched_process_template *ctx)
 {
-	tk_follow_exit();
+	tk_follow_free(ctx->pid, ctx->pid);
 	return 0;
 }
-#endif
 
 #endif

@@ -132,6 +132,22 @@ def test_process_ends_with_its_last_thread(target):
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("how", ["cgroup", "fork"])
+def test_command_whose_main_thread_ends_first(target, how):
+    """-- COMMAND whose main thread exits before its other thread: the
+    process is still COMMAND's until its last thread leaves, also where
+    its forks are followed in BPF (a followed process is dropped when its
+    leader is freed, not when it exits)."""
+    comm = name()
+    r = run("exitsnoop", "-j", "--", target, comm, "leader-first", "7", timeout=120,
+            env={"TRACEKIT_COMMAND_FILTER": how})
+    assert r.returncode == 7, r.stderr
+    records = json_lines("".join(l for l in r.stdout.splitlines(True) if l.startswith("{")))
+    assert [(x["comm"], x["exit_code"]) for x in records if x.get("type") == "exit"] == \
+        [(comm, 7 << 8)], records
+
+
+@pytest.mark.kernel
 def test_group_exit_is_one_process_exit(target):
     """exit() with 8 more threads blocked: 9 threads leave at once, one
     exit is reported (a thread that finds the process dead after another
