@@ -4,8 +4,8 @@
  * system short of memory, bcc's drsnoop), and mm_vmscan_memcg_reclaim_*
  * and mm_vmscan_memcg_softlimit_reclaim_* (a memory cgroup at its limit
  * or memory.high, which bcc does not see). begin keeps the time and the
- * allocation's order by thread and kind; end sends the latency and the
- * pages reclaimed. */
+ * allocation's order by thread and kind (tk_pending.bpf.h); end sends
+ * the latency and the pages reclaimed. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -23,25 +23,24 @@ struct starts {
 	int order[DR_KINDS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, u32);
-	__type(value, struct starts);
-} started SEC(".maps");
+/* By thread, in task storage where the kernel has it (it dies with the
+ * thread: a thread that exits has no entry left behind). */
+#define TK_PENDING_VALUE struct starts
+#include "tk_pending.bpf.h"
 
 static __always_inline void begin(u32 kind, int order)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct starts zero = {}, *s;
+	struct starts *s;
 
 	if (kind >= DR_KINDS || !tk_task_wanted())
 		return;
-	s = bpf_map_lookup_elem(&started, &tid);
+	s = tk_pending_get(tid);
 	if (!s) {
-		if (bpf_map_update_elem(&started, &tid, &zero, BPF_NOEXIST) == -7 /* E2BIG */)
-			tk_count_loss(TK_LOSS_MAP_FULL);
-		s = bpf_map_lookup_elem(&started, &tid);
+		struct starts zero = {};
+
+		tk_pending_put(tid, &zero);   /* a failure is a counted loss */
+		s = tk_pending_get(tid);
 		if (!s)
 			return;
 	}
@@ -59,12 +58,14 @@ static __always_inline void end(void *ctx, u32 kind, u64 nr_reclaimed)
 
 	if (kind >= DR_KINDS)
 		return;
-	s = bpf_map_lookup_elem(&started, &tid);
+	s = tk_pending_get(tid);
 	if (!s || !s->ts[kind])
 		return;
 	e.ts_ns = s->ts[kind];
 	e.order = s->order[kind];
 	s->ts[kind] = 0;
+	if (!s->ts[DR_DIRECT] && !s->ts[DR_MEMCG] && !s->ts[DR_MEMCG_SOFTLIMIT])
+		tk_pending_clear(tid, s);
 	e.lat_ns = bpf_ktime_get_ns() - e.ts_ns;
 	e.nr_reclaimed = nr_reclaimed;
 	e.kind = kind;

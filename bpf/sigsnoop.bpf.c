@@ -23,13 +23,12 @@ const volatile bool kill_only = false;           /* -k */
 #define SI_USER_CODE 0
 #define SI_KERNEL_CODE 0x80
 
-/* -k: the threads inside a kill()-family call now. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 10240);
-	__type(key, u32);
-	__type(value, u8);
-} in_kill SEC(".maps");
+/* -k: the threads inside a kill()-family call now (tk_pending.bpf.h:
+ * task storage where the kernel has it, so a thread that dies in the
+ * call, a kill of itself, leaves nothing behind for its id's next
+ * owner). */
+#define TK_PENDING_VALUE u8
+#include "tk_pending.bpf.h"
 
 static __always_inline bool wanted(int sig, int result)
 {
@@ -38,9 +37,7 @@ static __always_inline bool wanted(int sig, int result)
 	if (failed_only && result == 0)
 		return false;
 	if (kill_only) {
-		u32 tid = (u32)bpf_get_current_pid_tgid();
-
-		if (!bpf_map_lookup_elem(&in_kill, &tid))
+		if (!tk_pending_get((u32)bpf_get_current_pid_tgid()))
 			return false;
 	}
 	return tk_task_wanted();
@@ -121,18 +118,19 @@ int generate_tp(struct trace_event_raw_signal_generate *ctx)
  * (off without -k). */
 static __always_inline int mark_in_kill(void)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
 	u8 one = 1;
 
-	bpf_map_update_elem(&in_kill, &tid, &one, BPF_ANY);
+	tk_pending_put((u32)bpf_get_current_pid_tgid(), &one);
 	return 0;
 }
 
 static __always_inline int unmark_in_kill(void)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u8 *p = tk_pending_get(tid);
 
-	bpf_map_delete_elem(&in_kill, &tid);
+	if (p)
+		tk_pending_clear(tid, p);
 	return 0;
 }
 
