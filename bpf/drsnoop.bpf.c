@@ -53,7 +53,6 @@ static __always_inline void end(void *ctx, u32 kind, u64 nr_reclaimed)
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct dr_event e = {};
 	struct starts *s;
-	u64 pid_tgid;
 	long v = 0;
 
 	if (kind >= DR_KINDS)
@@ -74,12 +73,8 @@ static __always_inline void end(void *ctx, u32 kind, u64 nr_reclaimed)
 	    !bpf_probe_read_kernel(&v, sizeof(v), (void *)(zone_stat_addr + sizeof(long) *
 			bpf_core_enum_value(enum zone_stat_item, NR_FREE_PAGES))))
 		e.free_pages = v > 0 ? v : 0;
-	pid_tgid = tk_pid_tgid();
-	e.pid = pid_tgid >> 32;
-	e.tid = (u32)pid_tgid;
-	e.uid = (u32)bpf_get_current_uid_gid();
-	e.cgroup_id = tk_cgroup_id();
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	TK_EVENT_SET_CURRENT(&e);
+
 	tk_emit(ctx, &e, sizeof(e));
 }
 

@@ -46,7 +46,7 @@ static __always_inline void exit_seen(void *ctx)
 	struct task_struct *leader;
 	struct exit_event e = {};
 	struct proc_key k = {};
-	u64 pid_tgid, start;
+	u64 start;
 	u8 one = 1;
 	int code;
 
@@ -69,14 +69,9 @@ static __always_inline void exit_seen(void *ctx)
 		e.threads = 1;
 	}
 	e.age_ns = bpf_ktime_get_ns() - start;
-	pid_tgid = tk_pid_tgid();
-	e.pid = pid_tgid >> 32;
-	e.tid = (u32)pid_tgid;
+	TK_EVENT_SET_CURRENT(&e);
 	e.ppid = tk_task_tgid(BPF_CORE_READ(t, real_parent));
-	e.uid = (u32)bpf_get_current_uid_gid();
 	e.exit_code = code;
-	e.cgroup_id = tk_cgroup_id();
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	tk_emit(ctx, &e, sizeof(e));
 }
 

@@ -47,7 +47,6 @@ static __always_inline int leave(void *ctx, long ret)
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct pending *p = tk_pending_get(tid);
 	struct kill_event e = {};
-	u64 pid_tgid;
 
 	if (!p)
 		return 0;
@@ -58,13 +57,9 @@ static __always_inline int leave(void *ctx, long ret)
 	tk_pending_clear(tid, p);
 	if (failed_only && ret >= 0)
 		return 0;
-	pid_tgid = tk_pid_tgid();
-	e.pid = pid_tgid >> 32;
-	e.tid = (u32)pid_tgid;
-	e.uid = (u32)bpf_get_current_uid_gid();
-	e.cgroup_id = tk_cgroup_id();
+	TK_EVENT_SET_CURRENT(&e);
 	e.ret = ret;
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
+
 	tk_emit(ctx, &e, sizeof(e));
 	return 0;
 }

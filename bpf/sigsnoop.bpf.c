@@ -45,13 +45,7 @@ static __always_inline bool wanted(int sig, int result)
 
 static __always_inline void send(void *ctx, struct sig_event *e)
 {
-	u64 pid_tgid = tk_pid_tgid();
-
-	e->pid = pid_tgid >> 32;
-	e->tid = (u32)pid_tgid;
-	e->uid = (u32)bpf_get_current_uid_gid();
-	e->cgroup_id = tk_cgroup_id();
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	TK_EVENT_SET_CURRENT(e);
 	tk_emit(ctx, e, sizeof(*e));
 }
 

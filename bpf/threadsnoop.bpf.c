@@ -71,7 +71,6 @@ int BPF_KRETPROBE(create_exit_uretprobe, int ret)
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct pending *p = tk_pending_get(tid);
 	struct thread_event e = {};
-	u64 pid_tgid;
 
 	if (!p)
 		return 0;
@@ -79,13 +78,9 @@ int BPF_KRETPROBE(create_exit_uretprobe, int ret)
 	e.start = p->start;
 	e.new_tid = p->new_tid;
 	tk_pending_clear(tid, p);
-	pid_tgid = tk_pid_tgid();
-	e.pid = pid_tgid >> 32;
-	e.tid = (u32)pid_tgid;
-	e.uid = (u32)bpf_get_current_uid_gid();
-	e.cgroup_id = tk_cgroup_id();
+	TK_EVENT_SET_CURRENT(&e);
 	e.ret = ret;
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
+
 	tk_emit(ctx, &e, sizeof(e));
 	return 0;
 }
