@@ -61,7 +61,7 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	xz-utils binutils elfutils e2fsprogs xfsprogs btrfs-progs \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
 	qemu-system-x86 udev busybox-static strace linux-perf dmsetup kmod \
-	nfs-kernel-server nfs-common iproute2 procps
+	nfs-kernel-server nfs-common iproute2 procps valgrind
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:

@@ -229,6 +229,7 @@ static __always_inline void tk_stack_note(void *ctx, u32 tgid,
 {
 	struct tk_stack_pid_event ev = { .tgid = tgid };
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct task_struct *parent = BPF_CORE_READ(task, real_parent);
 	struct tk_stack_noted_val now = {
 		.when = bpf_ktime_get_ns(),
 		.mm = (u64)mm,
@@ -243,6 +244,8 @@ static __always_inline void tk_stack_note(void *ctx, u32 tgid,
 	else if (last && now.when - last->when < TK_STACK_RENOTE_NS)
 		return;
 	bpf_map_update_elem(&tk_stack_noted, &tgid, &now, BPF_ANY);
+	if (mm && BPF_CORE_READ(mm, exe_file) == BPF_CORE_READ(parent, mm, exe_file))
+		ev.ppid = tk_task_tgid(parent);
 	tk_emit(ctx, &ev, sizeof(ev));
 }
 

@@ -91,6 +91,11 @@ enum tk_stack_err {
 struct tk_stack_pid_event {
 	unsigned int tgid;
 	unsigned int flags;
+	/* The parent, when the process runs its parent's image (a fork
+	 * that has not exec'd): its mappings stand for a child that is
+	 * gone before userspace reads them. Else 0. */
+	unsigned int ppid;
+	unsigned int pad_;
 };
 
 #endif

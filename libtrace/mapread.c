@@ -6,21 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
+/* Every entry of map to fn(key, vals, ctx), where vals is nval values
+ * of vsize bytes: in batches (a few bpf() calls rather than two per
+ * entry), else one by one (before 5.6, or where the map type has no
+ * batch operations). */
+static int read_entries(struct bpf_map *map, int nval, size_t vsize,
+			void (*fn)(const void *key, const char *vals, void *ctx),
+			void *ctx)
 {
 	enum { CHUNK = 256 };
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(map), err = 0;
-	size_t vsize = (bpf_map__value_size(map) + 7) & ~7ul;
+	int fd = bpf_map__fd(map), err = 0;
 	size_t ksize = bpf_map__key_size(map), max = bpf_map__max_entries(map);
-	char *keys = calloc(CHUNK + 1, ksize), *vals = calloc((size_t)CHUNK * ncpu, vsize);
+	char *keys = calloc(CHUNK + 1, ksize), *vals = calloc((size_t)CHUNK * nval, vsize);
 	char batch[512], *last = NULL;  /* a batch token is a key (at most 512 bytes) */
 	bool first = true, no_batch = false;
 	size_t seen = 0;
 	unsigned n, i;
 	int saved = 0;  /* errno of the call that ended the reading */
 
-	if (ncpu < 0)
-		return ncpu;
 	if (!keys || !vals || ksize > sizeof(batch)) {
 		err = -ENOMEM;
 		goto out;
@@ -39,8 +42,7 @@ int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
 		}
 		first = false;
 		for (i = 0; i < n && seen < max; i++, seen++)
-			fn(keys + (size_t)i * ksize, vals + (size_t)i * ncpu * vsize,
-			   ncpu, vsize, ctx);
+			fn(keys + (size_t)i * ksize, vals + (size_t)i * nval * vsize, ctx);
 		if (err)
 			break;
 	}
@@ -52,7 +54,7 @@ int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
 		memcpy(keys + ksize, keys, ksize);
 		last = keys + ksize;
 		if (!bpf_map_lookup_elem(fd, keys, vals)) {
-			fn(keys, vals, ncpu, vsize, ctx);
+			fn(keys, vals, ctx);
 			seen++;
 		}
 	}
@@ -61,6 +63,37 @@ out:
 	free(keys);
 	free(vals);
 	return err;
+}
+
+struct percpu_read {
+	tk_percpu_entry_fn fn;
+	void *ctx;
+	int ncpu;
+	size_t vsize;
+};
+
+static void percpu_entry(const void *key, const char *vals, void *ctx)
+{
+	struct percpu_read *r = ctx;
+
+	r->fn(key, vals, r->ncpu, r->vsize, r->ctx);
+}
+
+int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx)
+{
+	struct percpu_read r = {
+		.fn = fn, .ctx = ctx, .ncpu = libbpf_num_possible_cpus(),
+		.vsize = (bpf_map__value_size(map) + 7) & ~7ul,
+	};
+
+	if (r.ncpu < 0)
+		return r.ncpu;
+	return read_entries(map, r.ncpu, r.vsize, percpu_entry, &r);
+}
+
+int tk_map_read(struct bpf_map *map, tk_entry_fn fn, void *ctx)
+{
+	return read_entries(map, 1, bpf_map__value_size(map), fn, ctx);
 }
 
 /* Set once the kernel refuses lookup-and-delete on a hash map. */

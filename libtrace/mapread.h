@@ -15,6 +15,13 @@ typedef void (*tk_percpu_entry_fn)(const void *key, const char *vals,
  * the map type has no batch operations). 0, or -errno. */
 int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx);
 
+/* Call fn for each entry of a map that is not per-CPU, in batches as
+ * above. The map may change while it is read: a batch is a bucket's
+ * entries at once (no entry twice); one by one, an entry deleted under
+ * the walk restarts it, and the caller sees entries again. */
+typedef void (*tk_entry_fn)(const void *key, const char *val, void *ctx);
+int tk_map_read(struct bpf_map *map, tk_entry_fn fn, void *ctx);
+
 /* Take every entry out of a hash map (per-interval counts): each key and
  * value into out[i], an array of max records of stride bytes with the
  * key at offset 0 and the value at val_off, and delete it. An entry

@@ -286,7 +286,7 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	/* After an exec or a change of mappings, at once: stacks in code
 	 * not read yet have begun. */
 	if (note_due(ev->tgid) || (ev->flags & (TK_STACK_PID_EXEC | TK_STACK_PID_MAPS)))
-		tk_syms_note_pid(symbolizer(), ev->tgid);
+		tk_syms_note_fork(symbolizer(), ev->tgid, ev->ppid);
 	return 0;
 }
 
@@ -303,15 +303,7 @@ void tk_stacks_wait(void)
 
 /* --- Reading and symbolizing the counted stacks ------------------------ */
 
-/* Frames of one stack as text, innermost first, each with the raw
- * address it came from (inlined frames share their caller's). */
-struct frames {
-	char **v;
-	uint64_t *addr;
-	int n, cap;
-};
-
-static void frames_add(struct frames *f, const char *s, uint64_t addr)
+static void frames_add(struct tk_stack_frames *f, const char *s, uint64_t addr)
 {
 	if (f->n == f->cap) {
 		f->cap = f->cap ? f->cap * 2 : 16;
@@ -325,7 +317,7 @@ static void frames_add(struct frames *f, const char *s, uint64_t addr)
 		tk_fail("out of memory");
 }
 
-static void frames_free(struct frames *f)
+void tk_stack_frames_free(struct tk_stack_frames *f)
 {
 	for (int i = 0; i < f->n; i++)
 		free(f->v[i]);
@@ -338,7 +330,7 @@ struct entry {
 	char comm[TK_TASK_COMM_LEN + 1];
 	uint32_t tgid, pid;
 	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
-	struct frames user, kern;
+	struct tk_stack_frames user, kern;
 	bool user_missed, kern_missed;
 	unsigned long long count;
 	char *folded;   /* the folded line without its count: merge key
@@ -365,7 +357,7 @@ static void sanitize(char *s)
  * The symbol was looked up at lookup (the byte before a return address,
  * see read_stack); the offset shown is that of the raw address, as bcc
  * shows it, so that name+offset is the address -A shows. */
-static void add_frame(struct frames *f, const struct tk_sym *sym, uint64_t raw,
+static void add_frame(struct tk_stack_frames *f, const struct tk_sym *sym, uint64_t raw,
 		      uint64_t lookup, const char *suffix)
 {
 	char name[1024], buf[1100];
@@ -421,7 +413,7 @@ static bool fetch_stack(int stacks_fd, int id, uint64_t *ips, unsigned *n)
 
 /* ips[0..n) as text frames. */
 static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t tgid,
-			    struct frames *out)
+			    struct tk_stack_frames *out)
 {
 	struct tk_sym sym[8];
 
@@ -443,6 +435,23 @@ static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t
 			add_frame(out, &sym[0], ips[i], addr, "_[k]");
 		}
 	}
+}
+
+bool tk_stack_frames_read(struct bpf_object *obj, int stack_id, bool user,
+			  uint32_t tgid, struct tk_stack_frames *out)
+{
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "tk_stacks"));
+	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
+	unsigned n;
+	bool ok;
+
+	if (!ips)
+		tk_fail("out of memory");
+	ok = stack_id >= 0 && fetch_stack(fd, stack_id, ips, &n);
+	if (ok)
+		symbolize_stack(ips, n, user, tgid, out);
+	free(ips);
+	return ok;
 }
 
 /* --- Unwinding user stacks (--unwind auto|cfi) -------------------------- */
@@ -474,7 +483,7 @@ static void note_module(typeof(no_fp_modules) *set, const char *name)
  * ips[0..n); into out (the text frames, a marker frame last when the
  * unwind ended early). */
 static void unwind_user(int snaps_fd, bool take, const struct tk_stack_key *key,
-			uint64_t *ips, unsigned n, struct frames *out)
+			uint64_t *ips, unsigned n, struct tk_stack_frames *out)
 {
 	unsigned depth = tk_stack_opts.max_depth;
 	uint64_t *un = calloc(depth, sizeof(*un));
@@ -640,8 +649,8 @@ static void merge_entry(struct entry *e, bool with_pid)
 
 		if (same(o, e, with_pid)) {
 			o->count += e->count;
-			frames_free(&e->user);
-			frames_free(&e->kern);
+			tk_stack_frames_free(&e->user);
+			tk_stack_frames_free(&e->kern);
 			free(e->folded);
 			return;
 		}
@@ -813,8 +822,8 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 static void entries_reset(void)
 {
 	for (size_t i = 0; i < n_entries; i++) {
-		frames_free(&entries[i].user);
-		frames_free(&entries[i].kern);
+		tk_stack_frames_free(&entries[i].user);
+		tk_stack_frames_free(&entries[i].kern);
 		free(entries[i].folded);
 	}
 	n_entries = 0;
@@ -839,7 +848,7 @@ static int by_line(const void *a, const void *b)
 
 /* One frame of the report; with -A its raw address first, as the tool's
  * bcc counterpart prints it. */
-static void print_report_frame(const struct frames *f, int i,
+static void print_report_frame(const struct tk_stack_frames *f, int i,
 			       const struct tk_stacks_print *how)
 {
 	if (!tk_stack_opts.addresses)
@@ -884,7 +893,7 @@ static void print_report_entry(const struct entry *e,
 
 /* Frames outermost first; with -A, "KEY_addresses" beside them, the
  * same length (hex strings: JSON numbers lose 64-bit precision). */
-static void json_frames(struct tk_json *j, const char *key, const struct frames *f)
+static void json_frames(struct tk_json *j, const char *key, const struct tk_stack_frames *f)
 {
 	char name[32], hex[24];
 
@@ -1039,7 +1048,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		fflush(stdout);
 		return;
 	}
-	if (l.map_full)
+	if (l.map_full && how->map_full_text)
+		fprintf(stderr, "%s: %llu %s\n", tool, l.map_full, how->map_full_text);
+	else if (l.map_full)
 		fprintf(stderr, "%s: %llu samples dropped: the counts map was full (%u stacks); raise --max-stacks\n",
 			tool, l.map_full, tk_stack_opts.max_stacks);
 	if (collisions)

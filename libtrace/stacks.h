@@ -18,6 +18,7 @@
 #include <argp.h>
 #include <bpf/libbpf.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct tk_stack_opts {
 	bool user_only;          /* -U */
@@ -78,6 +79,9 @@ struct tk_stacks_print {
 	/* Raw addresses as bcc's stackcount prints them ("%-16x") rather
 	 * than as its profile does ("0x%016x"). */
 	bool bare_addresses;
+	/* What a full counts map (TK_LOSS_MAP_FULL) lost, when the tool's
+	 * map is another: "allocations not tracked: ..." */
+	const char *map_full_text;
 };
 
 /* Print every counted stack: folded (-f; identical lines merged), bcc's
@@ -102,5 +106,20 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
  * record carries "time" and "interval" (1, 2, ...). The last block is
  * the part interval at exit. */
 void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how);
+
+/* One stack of the stack map as text frames, innermost first, each
+ * with the raw address it came from (inlined frames share their
+ * caller's): for a tool that keeps its own values per stack (memleak).
+ * user: a user stack of process tgid. False when there is no such stack
+ * (a negative id, or gone from the map). */
+struct tk_stack_frames {
+	char **v;
+	uint64_t *addr;
+	int n, cap;
+};
+
+bool tk_stack_frames_read(struct bpf_object *obj, int stack_id, bool user,
+			  uint32_t tgid, struct tk_stack_frames *out);
+void tk_stack_frames_free(struct tk_stack_frames *f);
 
 #endif

@@ -685,6 +685,25 @@ static int subtract_maps(struct tk_syms *s, const struct map *old, size_t nold,
 	return 0;
 }
 
+/* A new, empty entry for pid. */
+static struct proc *proc_new(struct tk_syms *s, pid_t pid)
+{
+	struct proc *p;
+
+	if (s->nprocs >= MAX_PROCS)
+		procs_evict(s);
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->pid = pid;
+	p->jit_size = -1;
+	if (s->nprocs * 2 >= s->procs_cap)
+		procs_grow(s);
+	p->next = s->procs[mix((unsigned)pid) & (s->procs_cap - 1)];
+	s->procs[mix((unsigned)pid) & (s->procs_cap - 1)] = p;
+	s->nprocs++;
+	return p;
+}
+
 int tk_syms_note_pid(struct tk_syms *s, pid_t pid)
 {
 	char path[64], *line = NULL;
@@ -715,20 +734,9 @@ int tk_syms_note_pid(struct tk_syms *s, pid_t pid)
 	if (p && p->starttime != st) {
 		/* The pid was reused: the process noted before is gone. */
 		proc_clear(s, p);
-	} else if (!p) {
-		if (s->nprocs >= MAX_PROCS)
-			procs_evict(s);
-		if (!(p = calloc(1, sizeof(*p)))) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		p->pid = pid;
-		p->jit_size = -1;
-		if (s->nprocs * 2 >= s->procs_cap)
-			procs_grow(s);
-		p->next = s->procs[mix((unsigned)pid) & (s->procs_cap - 1)];
-		s->procs[mix((unsigned)pid) & (s->procs_cap - 1)] = p;
-		s->nprocs++;
+	} else if (!p && !(p = proc_new(s, pid))) {
+		fclose(f);
+		return -ENOMEM;
 	}
 	p->starttime = st;
 	p->last_note = now_ns();
@@ -910,6 +918,34 @@ static int user_file(struct tk_syms *s, const struct proc *p, const struct map *
 		return 1;
 	}
 	return tk_elf_lookup(e, vaddr, s->opts.inline_frames, s->cache, out, max);
+}
+
+int tk_syms_note_fork(struct tk_syms *s, pid_t pid, pid_t parent)
+{
+	int err = tk_syms_note_pid(s, pid);
+	struct proc *p = proc_find(s, pid), *pp;
+
+	/* A zombie's maps read empty: as good as gone. */
+	if (parent <= 0 || (p && p->nmaps))
+		return err;
+	if (!(pp = proc_find(s, parent)) &&
+	    (tk_syms_note_pid(s, parent) || !(pp = proc_find(s, parent))))
+		return err;
+	if (!p && !(p = proc_new(s, pid)))
+		return -ENOMEM;
+	if (pp->nmaps && !(p->maps = malloc(pp->nmaps * sizeof(*p->maps))))
+		return -ENOMEM;
+	memcpy(p->maps, pp->maps, pp->nmaps * sizeof(*p->maps));
+	p->nmaps = pp->nmaps;
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].f)
+			p->maps[i].f->refs++;
+	if (!p->starttime)
+		p->starttime = 1;  /* not the process's: a pid reused
+				    * later is read anew */
+	p->last_note = now_ns();
+	p->last_use = ++s->tick;
+	return 0;
 }
 
 int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,

@@ -58,6 +58,10 @@ void tk_syms_free(struct tk_syms *s);
  * adds mappings not seen before (a process that dlopen'ed or exec'ed
  * since) and keeps the old ones. 0, or -errno (-ESRCH: gone). */
 int tk_syms_note_pid(struct tk_syms *s, pid_t pid);
+/* tk_syms_note_pid, and when pid is gone before its mappings could be
+ * read: parent's (a forked child that had not exec'd has its parent's
+ * mappings; one that exits at once is gone before it is read). */
+int tk_syms_note_fork(struct tk_syms *s, pid_t pid, pid_t parent);
 
 struct tk_sym {
 	const char *name;    /* function; NULL when unknown */

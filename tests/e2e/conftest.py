@@ -216,7 +216,7 @@ def next_instruction_offsets(path):
             pending = None
         if func not in funcs:
             continue
-        call = re.search(r"<([\w.]+)>$", m[3])
+        call = re.search(r"<([\w.@]+)>$", m[3])
         if m[2].startswith(("call", "bl")) and call:
             pending = (func, call[1])
         elif m[2] in ("syscall", "svc"):
