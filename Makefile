@@ -223,8 +223,8 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # about 10 minutes: bpftrace is slow); `make bench-NAME` runs one.
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
-BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time
-BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net
+BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time valgrind heaptrack
+BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net memleak
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -263,6 +263,9 @@ bench-block: bench-deps
 bench-net: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/net_overhead.py > $(BUILD)/bench-net.md
 	$(PYTHON) bench/results.py net < $(BUILD)/bench-net.md
+bench-memleak: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/memleak_overhead.py > $(BUILD)/bench-memleak.md
+	$(PYTHON) bench/results.py memleak < $(BUILD)/bench-memleak.md
 
 bench-unwind: bench-deps
 	$(PYTHON) bench/unwind_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-unwind.md
