@@ -13,6 +13,7 @@
 #include "memleak.h"
 #include "memleak.skel.h"
 #include "funcmatch.h"
+#include "kbtf.h"
 #include "mapread.h"
 #include "functarget.h"
 #include "stacks.h"
@@ -37,9 +38,10 @@ static struct {
 };
 
 /* User mode's map takes memory for what is outstanding (it is not
- * preallocated); kernel mode's is preallocated, or its own inserts would
- * allocate kernel memory: kmalloc events of the tool itself, some inside
- * its own programs (runs the kernel skips). */
+ * preallocated) where the kernel allows it (kernel_allocates_for_bpf);
+ * kernel mode's is preallocated, or its own inserts would allocate
+ * kernel memory: kmalloc events of the tool itself, some inside its own
+ * programs (runs the kernel skips). */
 #define USER_MAX_ALLOCS (1 << 20)
 #define KERNEL_MAX_ALLOCS (1 << 17)
 
@@ -54,7 +56,7 @@ static const struct argp_option options[] = {
 	{ "max-size", 'Z', "BYTES", 0, "Only allocations of at most BYTES", 0 },
 	{ "sample-rate", 's', "N", 0, "Track every Nth allocation of each CPU (default 1: all)", 0 },
 	{ "obj", 'O', "LIB", 0, "The allocator's library, a name or a path (default: the C library the process maps)", 0 },
-	{ "max-allocs", K_MAX_ALLOCS, "N", 0, "Outstanding allocations the kernel can track (default 1048576 of a process's, 131072 of the kernel's); more are counted and reported", 0 },
+	{ "max-allocs", K_MAX_ALLOCS, "N", 0, "Outstanding allocations the kernel can track (default 1048576 of processes' where the map need not be preallocated, from Linux 6.1; else 131072); more are counted and reported", 0 },
 	{ 0 },
 };
 
@@ -200,6 +202,17 @@ static void resolve_allocator(pid_t pid)
 
 /* --- Loading ----------------------------------------------------------- */
 
+/* Whether a tracing program may insert into a map that is not
+ * preallocated without the kernel's complaint: from 6.1 such maps take
+ * memory from BPF's own allocator (struct bpf_mem_alloc); before, the
+ * verifier loads the program with a WARNING in the kernel log. */
+static bool kernel_allocates_for_bpf(void)
+{
+	const struct btf *btf = tk_kernel_btf();
+
+	return btf && btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) > 0;
+}
+
 static int configure(void *skel_, void *ctx)
 {
 	struct memleak_bpf *skel = skel_;
@@ -230,7 +243,7 @@ static int configure(void *skel_, void *ctx)
 			tk_programs_off(obj, "cache_alloc_node");
 	}
 	err = bpf_map__set_max_entries(skel->maps.allocs, env.max_allocs);
-	if (!err && !env.user)
+	if (!err && (!env.user || !kernel_allocates_for_bpf()))
 		err = bpf_map__set_map_flags(skel->maps.allocs, 0);
 	if (!err)
 		err = tk_set_rodata(obj, "min_size", &env.min_size, sizeof(env.min_size));
@@ -494,7 +507,8 @@ int main(int argc, char **argv)
 	tk_stack_opts.user_only = env.user;
 	tk_stack_opts.kernel_only = !env.user;
 	if (!env.max_allocs)
-		env.max_allocs = env.user ? USER_MAX_ALLOCS : KERNEL_MAX_ALLOCS;
+		env.max_allocs = env.user && kernel_allocates_for_bpf() ? USER_MAX_ALLOCS :
+				 KERNEL_MAX_ALLOCS;
 	snprintf(env.map_full_text, sizeof(env.map_full_text),
 		 "allocations not tracked: the allocation map was full (%u); raise --max-allocs",
 		 env.max_allocs);
