@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kbtf.h"
 #include "opts.h"
@@ -31,24 +32,51 @@ void tk_kernel_btf_release(void)
 	tried = false;
 }
 
-int tk_tp_nargs(const char *name)
+/* The prototype of tracepoint NAME's btf_trace_NAME, or NULL. */
+static const struct btf_type *tp_proto(const struct btf *btf, const char *name)
 {
-	const struct btf *btf = tk_kernel_btf();
 	const struct btf_type *t;
 	char typedef_name[128];
 	int id;
 
 	if (!btf)
-		return -1;
+		return NULL;
 	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", name);
 	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
 	if (id <= 0)
-		return -1;
+		return NULL;
 	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
 	if (!t || !btf_is_ptr(t))
-		return -1;
+		return NULL;
 	t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t))
-		return -1;
-	return btf_vlen(t) - 1;   /* the first is the tracepoint's data */
+	return t && btf_is_func_proto(t) ? t : NULL;
+}
+
+int tk_tp_nargs(const char *name)
+{
+	const struct btf_type *t = tp_proto(tk_kernel_btf(), name);
+
+	return t ? btf_vlen(t) - 1 : -1;   /* the first is the tracepoint's data */
+}
+
+bool tk_tp_arg_is_struct_ptr(const char *name, int i, const char *struct_name)
+{
+	const struct btf *btf = tk_kernel_btf();
+	const struct btf_type *proto = tp_proto(btf, name), *t;
+
+	if (!proto || i < 0 || i + 1 >= btf_vlen(proto))
+		return false;
+	t = btf__type_by_id(btf, btf_params(proto)[i + 1].type);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, btf__resolve_type(btf, t->type));
+	return t && btf_is_struct(t) &&
+	       !strcmp(btf__name_by_offset(btf, t->name_off), struct_name);
+}
+
+bool tk_kernel_has_func(const char *name)
+{
+	const struct btf *btf = tk_kernel_btf();
+
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
 }

@@ -3,6 +3,7 @@
 #define TK_KBTF_H
 
 #include <bpf/btf.h>
+#include <stdbool.h>
 
 /* The BTF of --btf FILE, else the running kernel's; NULL when there is
  * none (errno says why). Parsed on first call: a tracepoint probe that
@@ -22,5 +23,14 @@ void tk_kernel_btf_release(void);
  * them behind rodata set from this, so the verifier never sees the read
  * on a kernel without them. */
 int tk_tp_nargs(const char *name);
+
+/* Whether argument i (from 0, after the data pointer) of the kernel's
+ * tracepoint NAME is a pointer to struct STRUCT_NAME: for an argument a
+ * kernel replaced (kmem_cache_alloc's cache, 6.1, where sizes were). */
+bool tk_tp_arg_is_struct_ptr(const char *name, int i, const char *struct_name);
+
+/* Whether the kernel's BTF has function NAME: a static function that the
+ * compiler inlined everywhere is not there and cannot be probed. */
+bool tk_kernel_has_func(const char *name);
 
 #endif

@@ -96,6 +96,84 @@ int tk_map_read(struct bpf_map *map, tk_entry_fn fn, void *ctx)
 	return read_entries(map, 1, bpf_map__value_size(map), fn, ctx);
 }
 
+struct deltas_read {
+	struct tk_deltas *d;
+	char *cur;
+	size_t n, max;
+};
+
+static void deltas_add(const void *key, const char *vals, int ncpu, size_t vsize,
+		       void *ctx)
+{
+	struct deltas_read *r = ctx;
+	char *row;
+
+	if (r->n == r->max)
+		return;
+	row = r->cur + r->n++ * r->d->row_size;
+	memset(row, 0, r->d->row_size);
+	memcpy(row, key, r->d->key_size);
+	r->d->sum(row, vals, ncpu, vsize);
+}
+
+static int by_key(const void *a, const void *b, void *key_size)
+{
+	return memcmp(a, b, *(size_t *)key_size);
+}
+
+/* The row of prev with row's key, or NULL (prev is sorted by key). */
+static const char *prev_row(const struct tk_deltas *d, const char *row)
+{
+	size_t lo = 0, hi = d->n_prev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *p = d->prev + mid * d->row_size;
+		int c = memcmp(row, p, d->key_size);
+
+		if (!c)
+			return p;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+long tk_deltas_read(struct tk_deltas *d, void *out)
+{
+	struct deltas_read r = { .d = d, .max = bpf_map__max_entries(d->map) };
+	char *rows = out, *row, *delta;
+	size_t i, n = 0, kept = 0, key_size = d->key_size;
+	int err;
+
+	r.cur = malloc(r.max * d->row_size);
+	if (!r.cur)
+		return -ENOMEM;
+	err = tk_percpu_map_read(d->map, deltas_add, &r);
+	if (err) {
+		free(r.cur);
+		return err;
+	}
+	qsort_r(r.cur, r.n, d->row_size, by_key, &key_size);
+	for (i = 0; i < r.n; i++) {
+		row = r.cur + i * d->row_size;
+		delta = rows + n * d->row_size;
+		memcpy(delta, row, d->row_size);
+		if (!d->minus(delta, prev_row(d, row))) {
+			bpf_map__delete_elem(d->map, row, d->key_size, 0);
+			continue;
+		}
+		n++;
+		memmove(r.cur + kept++ * d->row_size, row, d->row_size);
+	}
+	free(d->prev);
+	d->prev = r.cur;
+	d->n_prev = kept;
+	return n;
+}
+
 /* Set once the kernel refuses lookup-and-delete on a hash map. */
 static bool take_and_delete_unsupported;
 

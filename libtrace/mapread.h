@@ -3,6 +3,7 @@
 #define TK_MAPREAD_H
 
 #include <bpf/libbpf.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One entry of a per-CPU map: ncpu values of vsize bytes each (the value
@@ -21,6 +22,28 @@ int tk_percpu_map_read(struct bpf_map *map, tk_percpu_entry_fn fn, void *ctx);
  * the walk restarts it, and the caller sees entries again. */
 typedef void (*tk_entry_fn)(const void *key, const char *val, void *ctx);
 int tk_map_read(struct bpf_map *map, tk_entry_fn fn, void *ctx);
+
+/* Per-interval counts from a per-CPU hash of running totals that BPF only
+ * adds to (filetop, slabratetop): each read gives what grew since the
+ * last one, and removes from the map the keys that did not grow (an add
+ * between the read and the removal is lost). A row is row_size bytes
+ * with the key (key_size bytes) at offset 0. */
+struct tk_deltas {
+	struct bpf_map *map;
+	size_t key_size, row_size;
+	/* Fill row (its key already copied in) from the entry's values. */
+	void (*sum)(void *row, const char *vals, int ncpu, size_t vsize);
+	/* row -= prev (the same key's row at the last read; NULL for a
+	 * new key); false when nothing grew. */
+	bool (*minus)(void *row, const void *prev);
+	/* Kept between reads: zero them before the first. */
+	char *prev;
+	size_t n_prev;
+};
+
+/* The rows that grew since the last read into out (room for the map's
+ * max_entries rows); how many, or -errno. */
+long tk_deltas_read(struct tk_deltas *d, void *out);
 
 /* Take every entry out of a hash map (per-interval counts): each key and
  * value into out[i], an array of max records of stride bytes with the

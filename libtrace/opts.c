@@ -160,6 +160,22 @@ void tk_arg_list(const char *option, const char *arg, const char *expect,
 	free(copy);
 }
 
+int tk_arg_choice(const char *option, const char *arg, const char *const *names,
+		  int n)
+{
+	char expect[256] = "";
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	for (i = 0; i < n && len < sizeof(expect); i++)
+		len += snprintf(expect + len, sizeof(expect) - len, "%s%s",
+				!i ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	tk_usage_error("invalid %s value '%s': expected %s", option, arg, expect);
+}
+
 int tk_arg_user(const char *option, const char *arg)
 {
 	struct passwd *pw;

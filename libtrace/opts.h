@@ -89,6 +89,10 @@ double tk_arg_double(const char *option, const char *arg, double min,
  * list or item is a usage error "expected EXPECT". */
 void tk_arg_list(const char *option, const char *arg, const char *expect,
 		 void (*each)(const char *item, void *ctx), void *ctx);
+/* One of n words (-s keys): its index in names, or a usage error
+ * listing them ("expected all, reads or writes"). */
+int tk_arg_choice(const char *option, const char *arg, const char *const *names,
+		  int n);
 /* A user: a name from the password database, or a numeric UID. */
 int tk_arg_user(const char *option, const char *arg);
 

@@ -41,6 +41,27 @@ const char *tk_time_str(char *buf, size_t len)
 	return buf;
 }
 
+void tk_top_heading(bool clear, bool summary)
+{
+	char hms[16], load[128] = "";
+	FILE *f;
+
+	if (clear && isatty(STDOUT_FILENO))
+		fputs("\033[H\033[2J", stdout);
+	else
+		putchar('\n');
+	if (!summary)
+		return;
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (!fgets(load, sizeof(load), f))
+			load[0] = 0;
+		fclose(f);
+	}
+	load[strcspn(load, "\n")] = 0;
+	printf("%-8s loadavg: %s\n\n", tk_time_str(hms, sizeof(hms)), load);
+}
+
 void tk_json_time(struct tk_json *j)
 {
 	struct timeval tv;

@@ -15,6 +15,11 @@ void tk_output_to_file(const char *path, bool keep_stdout);
 /* "HH:MM:SS" of the wall clock now, into buf (at least 9 bytes). */
 const char *tk_time_str(char *buf, size_t len);
 
+/* The top tools' interval heading, as bcc's: the screen cleared (clear,
+ * and stdout a terminal) or else an empty line; then, with summary,
+ * "HH:MM:SS loadavg: " and /proc/loadavg's line, and an empty line. */
+void tk_top_heading(bool clear, bool summary);
+
 /* The "time" member of a JSON record: ISO 8601 with microseconds, UTC. */
 void tk_json_time(struct tk_json *j);
 

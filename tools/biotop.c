@@ -83,21 +83,7 @@ static int by_bytes(const void *a, const void *b)
 
 static void print_header(void)
 {
-	char buf[16], load[128] = "";
-	FILE *f;
-
-	if (!env.noclear && isatty(STDOUT_FILENO))
-		fputs("\033[H\033[2J", stdout);
-	else
-		putchar('\n');
-	f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			load[0] = 0;
-		fclose(f);
-	}
-	load[strcspn(load, "\n")] = 0;
-	printf("%-8s loadavg: %s\n\n", tk_time_str(buf, sizeof(buf)), load);
+	tk_top_heading(!env.noclear, true);
 	printf("%-7s %-16s %1s %-3s %-3s %-8s %5s %7s %6s\n", "PID", "COMM", "D",
 	       "MAJ", "MIN", "DISK", "I/O", "Kbytes", "AVGms");
 }

@@ -54,15 +54,6 @@ static const struct target targets[] = {
 	{ "dirty", { "folio_account_dirtied", "account_page_dirtied" }, "dirty_folio" },
 };
 
-/* Whether the kernel's BTF has this function: a static function that
- * the compiler inlined everywhere is not there and cannot be probed. */
-static bool kernel_has_func(const char *name)
-{
-	const struct btf *btf = tk_kernel_btf();
-
-	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
-}
-
 static const char *dirty_tp;  /* the tracepoint for "dirty", when used */
 
 static int configure(void *s, void *ctx)
@@ -73,9 +64,9 @@ static int configure(void *s, void *ctx)
 	(void)ctx;
 	for (i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
 		const struct target *t = &targets[i];
-		bool folio = kernel_has_func(t->names[0]);
+		bool folio = tk_kernel_has_func(t->names[0]);
 
-		if (!folio && !kernel_has_func(t->names[1]) && !strcmp(t->family, "dirty")) {
+		if (!folio && !tk_kernel_has_func(t->names[1]) && !strcmp(t->family, "dirty")) {
 			tk_programs_off(skel->obj, "dirty_fentry");
 			tk_programs_off(skel->obj, "dirty_kprobe");
 			continue;
@@ -96,9 +87,9 @@ static void set_targets(void)
 
 	for (i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
 		const struct target *t = &targets[i];
-		const char *name = kernel_has_func(t->names[0]) ? t->names[0] : t->names[1];
+		const char *name = tk_kernel_has_func(t->names[0]) ? t->names[0] : t->names[1];
 
-		if (!strcmp(t->family, "dirty") && !kernel_has_func(name)) {
+		if (!strcmp(t->family, "dirty") && !tk_kernel_has_func(name)) {
 			dirty_tp = tk_tracepoint_exists("writeback", "writeback_dirty_folio")
 				   ? "writeback_dirty_folio" : "writeback_dirty_page";
 			tk_set_target_tp("dirty_tp", "writeback", dirty_tp);

@@ -64,21 +64,14 @@ static const char doc[] =
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
-	size_t i;
-
 	(void)state;
 	switch (key) {
 	case 'a': env.all_files = true; break;
 	case 'C': env.noclear = true; break;
 	case 'r': env.maxrows = tk_arg_long("--maxrows", arg, 1, 1000000); break;
 	case 's':
-		for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
-			if (!strcmp(arg, sort_names[i]))
-				break;
-		if (i == sizeof(sort_names) / sizeof(sort_names[0]))
-			tk_usage_error("invalid --sort value '%s': expected all, reads, writes, rbytes or wbytes",
-				       arg);
-		env.sort = i;
+		env.sort = tk_arg_choice("--sort", arg, sort_names,
+					 sizeof(sort_names) / sizeof(sort_names[0]));
 		break;
 	case 1001: env.read_only = true; break;
 	case 1002: env.write_only = true; break;
@@ -105,24 +98,17 @@ struct row {
 	struct filetop_counts c;
 };
 
-static struct row *prev, *cur;   /* totals at the last read, now; by key */
-static size_t n_prev, n_cur;
-
 static int by_key(const void *a, const void *b)
 {
 	return memcmp(&((const struct row *)a)->k, &((const struct row *)b)->k,
 		      sizeof(struct filetop_key));
 }
 
-static void add_entry(const void *key, const char *vals, int ncpu, size_t vsize,
-		      void *ctx)
+static void sum(void *row, const char *vals, int ncpu, size_t vsize)
 {
-	struct row *r = &cur[n_cur++];
+	struct row *r = row;
 	int cpu;
 
-	(void)ctx;
-	memcpy(&r->k, key, sizeof(r->k));
-	memset(&r->c, 0, sizeof(r->c));
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		const struct filetop_counts *v = (const void *)(vals + cpu * vsize);
 
@@ -132,6 +118,25 @@ static void add_entry(const void *key, const char *vals, int ncpu, size_t vsize,
 		r->c.wbytes += v->wbytes;
 	}
 }
+
+static bool minus(void *row, const void *prev)
+{
+	struct row *r = row;
+	const struct row *p = prev;
+
+	if (p) {
+		r->c.reads -= p->c.reads;
+		r->c.writes -= p->c.writes;
+		r->c.rbytes -= p->c.rbytes;
+		r->c.wbytes -= p->c.wbytes;
+	}
+	return r->c.reads || r->c.writes;
+}
+
+static struct tk_deltas deltas = {
+	.key_size = sizeof(struct filetop_key), .row_size = sizeof(struct row),
+	.sum = sum, .minus = minus,
+};
 
 static unsigned long long sort_value(const struct filetop_counts *c)
 {
@@ -194,72 +199,27 @@ static void print_row(const struct row *r, long seq)
 
 static void print_header(void)
 {
-	char hms[16], load[128] = "";
-	FILE *f;
-
-	if (!env.noclear && isatty(STDOUT_FILENO))
-		fputs("\033[H\033[2J", stdout);
-	else
-		putchar('\n');
-	f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			load[0] = 0;
-		fclose(f);
-	}
-	printf("%-8s loadavg: %s\n", tk_time_str(hms, sizeof(hms)), load);
+	tk_top_heading(!env.noclear, true);
 	printf("%-7s %-16s %-6s %-6s %-7s %-7s %1s %s\n", "TID", "COMM", "READS",
 	       "WRITES", "R_Kb", "W_Kb", "T", "FILE");
 }
 
-/* The counts since the last interval, sorted; pairs idle since then are
- * removed from the map (and from prev). */
+/* The counts since the last interval, sorted. */
 static void print_interval(struct filetop_bpf *skel, long seq)
 {
-	struct bpf_map *map = skel->maps.counts;
-	struct row *rows;
-	size_t i, n = 0, kept = 0;
-	long shown;
-	int err;
+	static struct row rows[FILETOP_MAX_ENTRIES];
+	long i, n;
 
-	cur = malloc(FILETOP_MAX_ENTRIES * sizeof(*cur));
-	rows = malloc(FILETOP_MAX_ENTRIES * sizeof(*rows));
-	if (!cur || !rows)
-		tk_fail("out of memory");
-	n_cur = 0;
-	err = tk_percpu_map_read(map, add_entry, NULL);
-	if (err)
-		tk_fail("cannot read map counts: %s", strerror(-err));
-	qsort(cur, n_cur, sizeof(*cur), by_key);
-	for (i = 0; i < n_cur; i++) {
-		const struct row *p = n_prev ? bsearch(&cur[i], prev, n_prev,
-						       sizeof(*prev), by_key) : NULL;
-		struct row d = cur[i];
-
-		if (p) {
-			d.c.reads -= p->c.reads;
-			d.c.writes -= p->c.writes;
-			d.c.rbytes -= p->c.rbytes;
-			d.c.wbytes -= p->c.wbytes;
-		}
-		if (!d.c.reads && !d.c.writes) {
-			bpf_map__delete_elem(map, &cur[i].k, sizeof(cur[i].k), 0);
-			continue;
-		}
-		rows[n++] = d;
-		cur[kept++] = cur[i];
-	}
+	deltas.map = skel->maps.counts;
+	n = tk_deltas_read(&deltas, rows);
+	if (n < 0)
+		tk_fail("cannot read map counts: %s", strerror(-n));
 	qsort(rows, n, sizeof(*rows), by_sort);
 	if (!tk_opts.json)
 		print_header();
-	for (i = 0, shown = 0; i < n && (tk_opts.json || shown < env.maxrows); i++, shown++)
+	for (i = 0; i < n && (tk_opts.json || i < env.maxrows); i++)
 		print_row(&rows[i], seq);
 	fflush(stdout);
-	free(rows);
-	free(prev);
-	prev = cur;
-	n_prev = kept;
-	cur = NULL;
 }
 
 static int configure(void *s, void *ctx)

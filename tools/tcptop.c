@@ -11,6 +11,7 @@
 #include "tracekit.h"
 
 enum sort_key { SORT_ALL, SORT_SENT, SORT_RECEIVED };
+static const char *const sort_names[] = { "all", "sent", "received" };
 
 static struct {
 	bool noclear;
@@ -68,14 +69,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'S': env.nosummary = true; break;
 	case 'r': env.maxrows = tk_arg_long("--rows", arg, 1, 1000000); break;
 	case 's':
-		if (!strcmp(arg, "all"))
-			env.sort = SORT_ALL;
-		else if (!strcmp(arg, "sent"))
-			env.sort = SORT_SENT;
-		else if (!strcmp(arg, "received"))
-			env.sort = SORT_RECEIVED;
-		else
-			tk_usage_error("invalid --sort value '%s': expected all, sent or received", arg);
+		env.sort = tk_arg_choice("--sort", arg, sort_names,
+					 sizeof(sort_names) / sizeof(sort_names[0]));
 		break;
 	default:
 		return tk_sock_opts_parse(&env.sock, key, arg) ? 0 : ARGP_ERR_UNKNOWN;
@@ -176,27 +171,6 @@ static void print_text(const struct row *rows, size_t n)
 	}
 }
 
-static void print_summary(void)
-{
-	char hms[16], load[128] = "";
-	FILE *f;
-
-	if (!env.noclear && isatty(STDOUT_FILENO))
-		fputs("\033[H\033[2J", stdout);
-	else
-		putchar('\n');
-	if (env.nosummary)
-		return;
-	f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			load[0] = 0;
-		fclose(f);
-	}
-	/* bcc prints the file's line with its newline, then a blank line */
-	printf("%-8s loadavg: %s\n", tk_time_str(hms, sizeof(hms)), load);
-}
-
 static void print_interval(void *arg, int seq)
 {
 	struct tcptop_bpf *skel = arg;
@@ -210,7 +184,7 @@ static void print_interval(void *arg, int seq)
 		for (i = 0; i < n; i++)
 			print_json(&rows[i], seq);
 	} else {
-		print_summary();
+		tk_top_heading(!env.noclear, !env.nosummary);
 		print_text(rows, n);
 	}
 	fflush(stdout);

@@ -302,6 +302,40 @@ static void test_arg_long_invalid(void **state)
 		"argtest: invalid count value '99999999999999999999': expected an integer >= 1; see 'argtest --help'\n");
 }
 
+/* ---- tk_arg_choice ---- */
+
+static const char *const choices[] = { "size", "count", "name" };
+
+static void call_arg_choice(const void *p)
+{
+	const struct arg_call *a = p;
+
+	tk_set_tool_name("argtest");
+	sh->long_result = tk_arg_choice(a->option, a->arg, choices, a->lmax);
+	sh->parsed = 1;
+}
+
+static void test_arg_choice(void **state)
+{
+	const struct arg_call bad3 = { "--sort", "bytes", 0, 0, 0, 3 };
+	const struct arg_call bad2 = { "--sort", "", 0, 0, 0, 2 };
+	const struct arg_call bad1 = { "--sort", "Size", 0, 0, 0, 1 };
+	struct child c;
+
+	(void)state;
+	assert_int_equal(tk_arg_choice("--sort", "size", choices, 3), 0);
+	assert_int_equal(tk_arg_choice("--sort", "name", choices, 3), 2);
+	run_child(call_arg_choice, &bad3, &c);
+	assert_usage_error(&c,
+		"argtest: invalid --sort value 'bytes': expected size, count or name; see 'argtest --help'\n");
+	run_child(call_arg_choice, &bad2, &c);
+	assert_usage_error(&c,
+		"argtest: invalid --sort value '': expected size or count; see 'argtest --help'\n");
+	run_child(call_arg_choice, &bad1, &c);
+	assert_usage_error(&c,
+		"argtest: invalid --sort value 'Size': expected size; see 'argtest --help'\n");
+}
+
 static void test_arg_double_valid(void **state)
 {
 	(void)state;
@@ -1007,6 +1041,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arg_long_valid),
 		cmocka_unit_test(test_arg_long_invalid),
+		cmocka_unit_test(test_arg_choice),
 		cmocka_unit_test(test_arg_double_valid),
 		cmocka_unit_test(test_arg_double_invalid),
 		cmocka_unit_test(test_parse_defaults),
