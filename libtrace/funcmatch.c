@@ -1,6 +1,7 @@
 /* Function patterns over the kernel's and an ELF file's functions (see
  * funcmatch.h). */
 #include "funcmatch.h"
+#include "procfile.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -264,7 +265,7 @@ int tk_kernel_funcs_match(const struct tk_func_pattern *p, const char *filter,
 			  const char *kallsyms, const char *blacklist,
 			  struct tk_func_list *out)
 {
-	FILE *f = filter ? fopen(filter, "re") : NULL;
+	FILE *f = filter ? tk_proc_fopen(filter) : NULL;
 	int err;
 
 	out->binary[0] = 0;
@@ -272,13 +273,13 @@ int tk_kernel_funcs_match(const struct tk_func_pattern *p, const char *filter,
 		out->source = "available_filter_functions";
 		err = match_filter_file(p, f, out);
 	} else {
-		f = fopen(kallsyms, "re");
+		f = tk_proc_fopen(kallsyms);
 		if (!f)
 			return -ENOENT;
 		out->source = "kallsyms";
 		err = match_kallsyms(p, f, blacklist, out);
 	}
-	fclose(f);
+	tk_proc_fclose(f);
 	sort_unique(out);
 	return err;
 }
@@ -293,16 +294,14 @@ static int by_addr(const void *a, const void *b)
 
 int tk_kernel_funcs_addrs(struct tk_func_list *l, const char *kallsyms)
 {
-	FILE *f = fopen(kallsyms, "re");
+	FILE *f;
 	char line[512];
 	size_t i;
 
-	if (!f)
+	if (!l->n)
+		return access(kallsyms, R_OK) ? -ENOENT : 0;
+	if (!(f = tk_proc_fopen(kallsyms)))
 		return -ENOENT;
-	if (!l->n) {
-		fclose(f);
-		return 0;
-	}
 	/* l is in name order: find each symbol by bsearch. */
 	while (fgets(line, sizeof(line), f)) {
 		struct tk_func key, *hit;
@@ -320,7 +319,7 @@ int tk_kernel_funcs_addrs(struct tk_func_list *l, const char *kallsyms)
 		if (hit && !hit->addr)
 			hit->addr = addr;
 	}
-	fclose(f);
+	tk_proc_fclose(f);
 	for (i = 0; i < l->n; i++)
 		if (!l->v[i].addr)
 			return -ENOENT;

@@ -1,5 +1,6 @@
 /* Function targets: "FUNC", "LIB:FUNC", "PATH:FUNC" (see functarget.h). */
 #include "functarget.h"
+#include "procfile.h"
 #include "errf.h"
 #include "setup.h"
 
@@ -489,7 +490,7 @@ out:
 int tk_kernel_func_check(const char *kallsyms, const char *func, char *err,
 			 size_t errlen)
 {
-	FILE *f = fopen(kallsyms, "re");
+	FILE *f = tk_proc_fopen(kallsyms);
 	char line[512], type = 0;
 	size_t n = strlen(func);
 
@@ -507,7 +508,7 @@ int tk_kernel_func_check(const char *kallsyms, const char *func, char *err,
 		if (type == 't' || type == 'T')
 			break;
 	}
-	fclose(f);
+	tk_proc_fclose(f);
 	if (type == 't' || type == 'T')
 		return 0;
 	if (type)

@@ -7,6 +7,7 @@
  * Names share one arena (offsets, so it may grow by realloc), modules are
  * interned; an entry is 16 bytes, ~2 MB for a distribution kernel. */
 #include "symbolize_int.h"
+#include "procfile.h"
 #include "symparse.h"
 
 #include <stdio.h>
@@ -121,7 +122,7 @@ struct tk_ksyms *tk_ksyms_load(const char *path)
 	    !(k->mods[0] = strdup("kernel")))
 		goto oom;
 	k->nmods = 1;
-	f = fopen(path, "re");
+	f = tk_proc_fopen(path);
 	if (!f)
 		return k;
 	while ((len = getline(&line, &lcap, f)) > 0) {
@@ -162,7 +163,7 @@ struct tk_ksyms *tk_ksyms_load(const char *path)
 			nonzero++;
 	}
 	free(line);
-	fclose(f);
+	tk_proc_fclose(f);
 	if (k->n && !nonzero) {
 		/* kptr_restrict hides addresses: nothing to search. */
 		k->restricted = true;
@@ -185,7 +186,7 @@ struct tk_ksyms *tk_ksyms_load(const char *path)
 
 oom_file:
 	free(line);
-	fclose(f);
+	tk_proc_fclose(f);
 oom:
 	tk_ksyms_free(k);
 	return NULL;
