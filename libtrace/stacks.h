@@ -18,6 +18,7 @@
 #include <argp.h>
 #include <bpf/libbpf.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct tk_stack_opts {
 	bool user_only;          /* -U */
@@ -102,5 +103,25 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
  * record carries "time" and "interval" (1, 2, ...). The last block is
  * the part interval at exit. */
 void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how);
+
+/* The tracing machinery's own frames (kernel symbol name), innermost in
+ * kernel stacks taken by tp_btf, raw_tp, tp and fentry programs: the BPF
+ * program, its trampoline, the tracepoint's functions. The stack tools
+ * drop them, so that a stack starts where the event happened. */
+bool tk_ksym_plumbing(const char *name);
+
+/* One event's stack, for the tools that print a stack under an event
+ * line (trace, capable): stack id of the stack trace map stacks_fd
+ * (TK_STACK_MAX_DEPTH frames a stack), innermost first, each frame as
+ * tk_syms_addr_text gives it (a kernel address unless user, then one of
+ * process pid). Text: a line "        func+0x1a" a frame, or
+ * "        [kernel stack unavailable]" (user) when id is negative or
+ * gone; JSON (j not NULL): an array "kstack" ("ustack"), or null.
+ * skip_plumbing: leading kernel frames of the tracing machinery
+ * (tk_ksym_plumbing) left out. */
+struct tk_json;
+struct tk_syms;
+void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
+		    bool skip_plumbing, struct tk_json *j);
 
 #endif
