@@ -3,10 +3,11 @@ makes capability checks whose number, capability and verdict the kernel
 decides the same way everywhere: fchown() of its own file to another
 owner as root (CAP_CHOWN, allowed), setresgid() and setresuid() to nobody
 (CAP_SETGID and CAP_SETUID: the checks of a set*id call), fchown() as
-nobody (CAP_CHOWN, denied) and a private writable mapping (memory
-accounting's CAP_SYS_ADMIN check, made not to be audited: shown only with
+nobody (CAP_CHOWN, denied) and a seccomp filter without no_new_privs
+(CAP_SYS_ADMIN, denied, a check made not to be audited: shown only with
 -v where the options are seen). capable runs with -p on the workload, so
 every record must be one of those."""
+import errno
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, h
 
 NOBODY = 65534
 EPERM = -1
-SCRIPT = ["chown 3", "drop", "chown 2", "map"]
+SCRIPT = ["chown 3", "drop", "chown 2", "seccomp"]
 SYSCALL_FN = {"x86_64": "__x64_sys_fchown",
               "aarch64": "__arm64_sys_fchown"}.get(os.uname().machine)
 FIELDS = {"type", "time", "pid", "tid", "uid", "comm", "cap", "name", "audit", "insetid",
@@ -80,6 +81,8 @@ def play(w, script=SCRIPT):
         if cmd.startswith("chown"):
             denied = int(cmd.split()[1]) if "drop" in script[:i] else 0
             assert words == [str(denied)], (cmd, words)
+        if cmd == "seccomp":
+            assert words == [str(errno.EACCES)], words
 
 
 METHODS = ["fentry", "kprobe", "tp_btf", "raw_tp", "tp"]

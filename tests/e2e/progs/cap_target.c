@@ -6,9 +6,9 @@
  *             for root, denied after drop
  *   drop      setresgid() and setresuid() to 65534: a CAP_SETGID and a
  *             CAP_SETUID check (allowed), and no capability after them
- *   map       maps a private writable page: memory accounting's
- *             CAP_SYS_ADMIN check, made not to be audited (cap_capable
- *             called with CAP_OPT_NOAUDIT by cap_vm_enough_memory)
+ *   seccomp   asks to install an allow-all seccomp filter without
+ *             no_new_privs: a CAP_SYS_ADMIN check made not to be audited
+ *             (ns_capable_noaudit), denied (EACCES) after drop
  * stdio works in static buffers: no allocation (no brk, no mmap: each a
  * check of its own) after "ready".
  * fchown is made by an instruction in chown_as_told(), so that the
@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,13 +72,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			printf("done\n");
-		} else if (!strcmp(line, "map\n")) {
-			if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				 -1, 0) == MAP_FAILED) {
-				fprintf(stderr, "cap_target: mmap failed\n");
-				return 1;
-			}
-			printf("done\n");
+		} else if (!strcmp(line, "seccomp\n")) {
+			struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+			struct sock_fprog prog = { .len = 1, .filter = &allow };
+
+			printf("done %ld\n", syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ?
+			       (long)errno : 0L);
 		} else {
 			fprintf(stderr, "cap_target: bad command %s", line);
 			return 100;
