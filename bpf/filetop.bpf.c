@@ -132,14 +132,10 @@ static __always_inline int enter(long fd, bool read)
 
 static __always_inline int leave(long ret)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct pending *pp = tk_pending_get(tid);
 	struct pending p;
 
-	if (!pp)
+	if (!tk_pending_take((u32)bpf_get_current_pid_tgid(), &p))
 		return 0;
-	p = *pp;
-	tk_pending_clear(tid, pp);
 	count(tk_fd_file(p.fd), ret > 0 ? ret : 0, p.read);
 	return 0;
 }

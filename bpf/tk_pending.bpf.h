@@ -99,4 +99,17 @@ static __always_inline void tk_pending_clear(u32 tid, TK_PENDING_VALUE *v)
 		bpf_map_delete_elem(&tk_pending_tid, &tid);
 }
 
+/* This thread's value into *out, and forgotten: false when it had none
+ * (a return whose entry was not kept). */
+static __always_inline bool tk_pending_take(u32 tid, TK_PENDING_VALUE *out)
+{
+	TK_PENDING_VALUE *v = tk_pending_get(tid);
+
+	if (!v)
+		return false;
+	*out = *v;
+	tk_pending_clear(tid, v);
+	return true;
+}
+
 #endif

@@ -54,7 +54,7 @@ static void *load_way(struct way_ctx *w, bool last, char *err, size_t errlen)
  * tk_try_load, the cause in err. tp_first: the tracepoint way first,
  * unless TRACEKIT_ATTACH names a kernel-function method. */
 static void *load(const struct tk_skel_ops *ops, tk_configure_fn configure, void *ctx,
-		  enum tk_way *way, const char *tp_blind, bool tp_first,
+		  enum tk_way *way, const char *tp_blind, bool tp_first, const char *tp_name,
 		  char *err, size_t errlen)
 {
 	struct way_ctx w = { ops, configure, ctx, TK_WAY_KFUNC };
@@ -87,8 +87,7 @@ static void *load(const struct tk_skel_ops *ops, tk_configure_fn configure, void
 		}
 		tk_info("no kernel function tracing (%s)", why);
 	}
-	tk_info("tracing %s instead; they cannot see %s",
-		tp_first ? "tracepoints" : "syscall tracepoints", tp_blind);
+	tk_info("tracing %s instead; they cannot see %s", tp_name, tp_blind);
 	*way = w.way = TK_WAY_TP;
 	return load_way(&w, true, err, errlen);
 }
@@ -96,25 +95,32 @@ static void *load(const struct tk_skel_ops *ops, tk_configure_fn configure, void
 void *tk_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			  void *ctx, enum tk_way *way, const char *tp_blind)
 {
-	return load(ops, configure, ctx, way, tp_blind, false, NULL, 0);
+	return load(ops, configure, ctx, way, tp_blind, false, "syscall tracepoints", NULL, 0);
+}
+
+void *tk_load_kfunc_or_named_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
+				void *ctx, enum tk_way *way, const char *tp_name,
+				const char *tp_blind)
+{
+	return load(ops, configure, ctx, way, tp_blind, false, tp_name, NULL, 0);
 }
 
 void *tk_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			  void *ctx, enum tk_way *way, const char *tp_blind)
 {
-	return load(ops, configure, ctx, way, tp_blind, true, NULL, 0);
+	return load(ops, configure, ctx, way, tp_blind, true, "tracepoints", NULL, 0);
 }
 
 void *tk_try_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			      void *ctx, enum tk_way *way, const char *tp_blind,
 			      char *err, size_t errlen)
 {
-	return load(ops, configure, ctx, way, tp_blind, false, err, errlen);
+	return load(ops, configure, ctx, way, tp_blind, false, "syscall tracepoints", err, errlen);
 }
 
 void *tk_try_load_tp_or_kfunc(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			      void *ctx, enum tk_way *way, const char *tp_blind,
 			      char *err, size_t errlen)
 {
-	return load(ops, configure, ctx, way, tp_blind, true, err, errlen);
+	return load(ops, configure, ctx, way, tp_blind, true, "tracepoints", err, errlen);
 }

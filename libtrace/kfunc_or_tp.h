@@ -25,6 +25,12 @@ enum tk_way { TK_WAY_KFUNC, TK_WAY_TP };
 void *tk_load_kfunc_or_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
 			  void *ctx, enum tk_way *way, const char *tp_blind);
 
+/* The same for a tool whose tracepoint way is not syscall tracepoints:
+ * tp_name names its tracepoints for -v ("tracepoints (capability:cap_capable)"). */
+void *tk_load_kfunc_or_named_tp(const struct tk_skel_ops *ops, tk_configure_fn configure,
+				void *ctx, enum tk_way *way, const char *tp_name,
+				const char *tp_blind);
+
 /* The same with the tracepoint way first, for a tool whose tracepoints
  * see what it reports (tcpconnect on sock:inet_sock_set_state): the
  * kernel-function way where the tracepoints are refused, or where

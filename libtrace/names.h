@@ -1,4 +1,4 @@
-/* Syscall and errno names. */
+/* Syscall, errno and capability names. */
 #ifndef TK_NAMES_H
 #define TK_NAMES_H
 
@@ -31,5 +31,10 @@ const char *tk_errno_name(int err);
 
 /* Errno number of "ENOENT", "enoent" or "2"; -1 when unknown. */
 int tk_errno_parse(const char *s);
+
+/* "CAP_CHOWN" for 0, as linux/capability.h names them (to
+ * CAP_CHECKPOINT_RESTORE, 40: the last from 5.9 to 6.18); NULL when
+ * unknown. */
+const char *tk_cap_name(int cap);
 
 #endif

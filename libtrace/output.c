@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "names.h"
 #include "opts.h"
 #include "setup.h"
 
@@ -181,4 +182,17 @@ void tk_json_task(struct tk_json *j, int pid, int tid, unsigned int uid,
 	tk_json_strn(j, "comm", comm, strnlen(comm, comm_size));
 	if (tk_opts.filter.cgroup_ids)
 		tk_json_cgroup(j, cgroup_id);
+}
+
+void tk_json_name(struct tk_json *j, const char *key, const char *s)
+{
+	if (s)
+		tk_json_str(j, key, s);
+	else
+		tk_json_null(j, key);
+}
+
+void tk_json_error(struct tk_json *j, long ret)
+{
+	tk_json_name(j, "error", ret < 0 && ret >= -4095 ? tk_errno_name((int)ret) : NULL);
 }

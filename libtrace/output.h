@@ -55,6 +55,14 @@ void tk_json_cgroup(struct tk_json *j, unsigned long long id);
 void tk_json_task(struct tk_json *j, int pid, int tid, unsigned int uid,
 		  const char *comm, size_t comm_size, unsigned long long cgroup_id);
 
+/* A name from a table that may not know the value (a signal's, a
+ * capability's): the string, or null when s is NULL. */
+void tk_json_name(struct tk_json *j, const char *key, const char *s);
+
+/* "error": the errno name of a negative result ret ("EPERM"), else
+ * null (a success, or an errno without a name). */
+void tk_json_error(struct tk_json *j, long ret);
+
 /* Print bytes for a terminal or a text pipe: control characters and
  * bytes that are not valid UTF-8 as \xNN, so one event stays one line. */
 void tk_print_safe(FILE *f, const char *s, size_t len);

@@ -379,7 +379,7 @@ static void add_frame(struct tk_stack_frames *f, const struct tk_sym *sym, uint6
  * by tp_btf, raw_tp, tp and fentry programs: dropped, so that a stack
  * starts where the event happened whatever the attach method, and
  * flame graphs of one event from different kernels and methods merge. */
-static bool plumbing_frame(const char *name)
+bool tk_ksym_plumbing(const char *name)
 {
 	static const char *const prefixes[] = {
 		"bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_",
@@ -430,7 +430,7 @@ static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t
 					  sym[j].inlined ? "_[i]" : "");
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
-			if (!out->n && sym[0].name && plumbing_frame(sym[0].name))
+			if (!out->n && sym[0].name && tk_ksym_plumbing(sym[0].name))
 				continue;
 			add_frame(out, &sym[0], ips[i], addr, "_[k]");
 		}
@@ -1122,4 +1122,38 @@ void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_stacks_print(obj, how);
 	}
 	tk_stacks_report(obj, how);
+}
+
+/* --- One event's stack (trace, capable) ---------------------------------- */
+
+void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
+		    bool skip_plumbing, struct tk_json *j)
+{
+	unsigned long long ips[TK_STACK_MAX_DEPTH];
+	struct tk_sym sym;
+	char buf[512];
+	bool top = true;
+
+	if (id < 0 || stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips)) {
+		if (!j)
+			printf("        [%s stack unavailable]\n", user ? "user" : "kernel");
+		else
+			tk_json_null(j, user ? "ustack" : "kstack");
+		return;
+	}
+	if (j)
+		tk_json_arr_open(j, user ? "ustack" : "kstack");
+	for (int i = 0; i < TK_STACK_MAX_DEPTH && ips[i]; i++) {
+		if (skip_plumbing && top && !user && s && tk_syms_kernel(s, ips[i], &sym) == 1 &&
+		    sym.name && tk_ksym_plumbing(sym.name))
+			continue;
+		top = false;
+		tk_syms_addr_text(s, ips[i], user, pid, buf, sizeof(buf));
+		if (j)
+			tk_json_str(j, NULL, buf);
+		else
+			printf("        %s\n", buf);
+	}
+	if (j)
+		tk_json_arr_close(j);
 }

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct tk_stack_opts {
 	bool user_only;          /* -U */
@@ -121,5 +122,25 @@ struct tk_stack_frames {
 bool tk_stack_frames_read(struct bpf_object *obj, int stack_id, bool user,
 			  uint32_t tgid, struct tk_stack_frames *out);
 void tk_stack_frames_free(struct tk_stack_frames *f);
+
+/* The tracing machinery's own frames (kernel symbol name), innermost in
+ * kernel stacks taken by tp_btf, raw_tp, tp and fentry programs: the BPF
+ * program, its trampoline, the tracepoint's functions. The stack tools
+ * drop them, so that a stack starts where the event happened. */
+bool tk_ksym_plumbing(const char *name);
+
+/* One event's stack, for the tools that print a stack under an event
+ * line (trace, capable): stack id of the stack trace map stacks_fd
+ * (TK_STACK_MAX_DEPTH frames a stack), innermost first, each frame as
+ * tk_syms_addr_text gives it (a kernel address unless user, then one of
+ * process pid). Text: a line "        func+0x1a" a frame, or
+ * "        [kernel stack unavailable]" (user) when id is negative or
+ * gone; JSON (j not NULL): an array "kstack" ("ustack"), or null.
+ * skip_plumbing: leading kernel frames of the tracing machinery
+ * (tk_ksym_plumbing) left out. */
+struct tk_json;
+struct tk_syms;
+void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
+		    bool skip_plumbing, struct tk_json *j);
 
 #endif

@@ -121,7 +121,6 @@ static void print_text(const struct kill_event *e)
 
 static void print_json(const struct kill_event *e)
 {
-	const char *name = tk_signal_name(e->sig), *err;
 	struct tk_json j;
 
 	tk_json_begin(&j, stdout);
@@ -130,18 +129,12 @@ static void print_json(const struct kill_event *e)
 	tk_json_task(&j, e->pid, e->tid, e->uid, e->comm, sizeof(e->comm), e->cgroup_id);
 	tk_json_str(&j, "syscall", calls[e->syscall]);
 	tk_json_int(&j, "sig", e->sig);
-	if (name)
-		tk_json_str(&j, "signal_name", name);
-	else
-		tk_json_null(&j, "signal_name");
+	tk_json_name(&j, "signal_name", tk_signal_name(e->sig));
 	tk_json_int(&j, "tpid", e->tpid);
 	if (e->syscall == KILL_SYS_TGKILL || e->syscall == KILL_SYS_RT_TGSIGQUEUEINFO)
 		tk_json_int(&j, "tgid", e->tgid);
 	tk_json_int(&j, "ret", e->ret);
-	if (e->ret < 0 && (err = tk_errno_name(e->ret)))
-		tk_json_str(&j, "error", err);
-	else
-		tk_json_null(&j, "error");
+	tk_json_error(&j, e->ret);
 	tk_json_end(&j);
 }
 

@@ -124,7 +124,6 @@ static void print_text(const struct sig_event *e)
 
 static void print_json(const struct sig_event *e)
 {
-	const char *name = tk_signal_name(e->sig);
 	struct tk_json j;
 
 	tk_json_begin(&j, stdout);
@@ -132,10 +131,7 @@ static void print_json(const struct sig_event *e)
 	tk_json_time(&j);
 	tk_json_task(&j, e->pid, e->tid, e->uid, e->comm, sizeof(e->comm), e->cgroup_id);
 	tk_json_int(&j, "sig", e->sig);
-	if (name)
-		tk_json_str(&j, "signal_name", name);
-	else
-		tk_json_null(&j, "signal_name");
+	tk_json_name(&j, "signal_name", tk_signal_name(e->sig));
 	tk_json_int(&j, "code", e->code);
 	tk_json_int(&j, "ttid", e->ttid);
 	if (e->tgid >= 0)

@@ -16,6 +16,7 @@
 #include "funcmatch.h"
 #include "functarget.h"
 #include "probe/site.h"
+#include "stacks.h"
 #include "symbolize.h"
 #include "tpformat.h"
 #include "trace.h"
@@ -193,14 +194,19 @@ static void respec(const struct tk_fmt_conv *c, char conv, bool ll, char *out, s
 	snprintf(out, size, "%%%.*s%s%c", (int)n, c->text + 1, ll ? "ll" : "", conv);
 }
 
-static void symbol(char *buf, size_t size, unsigned long long addr, bool user, pid_t pid)
+static struct tk_syms *symbolizer(void)
 {
 	if (!syms) {
 		struct tk_syms_opts o = { 0 };
 
 		syms = tk_syms_new(&o);
 	}
-	tk_syms_addr_text(syms, addr, user, pid, buf, size);
+	return syms;
+}
+
+static void symbol(char *buf, size_t size, unsigned long long addr, bool user, pid_t pid)
+{
+	tk_syms_addr_text(symbolizer(), addr, user, pid, buf, size);
 }
 
 static unsigned long long int_at(const struct trace_hit *e, int off)
@@ -290,25 +296,7 @@ static void message(const struct probe *p, const struct trace_hit *e, char *out,
 
 static void print_stack(const struct trace_hit *e, int id, bool user, struct tk_json *j)
 {
-	unsigned long long ips[127];
-	char buf[512];
-
-	if (id < 0 || stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips)) {
-		if (!j)
-			printf("        [%s stack unavailable]\n", user ? "user" : "kernel");
-		return;
-	}
-	if (j)
-		tk_json_arr_open(j, user ? "ustack" : "kstack");
-	for (int i = 0; i < 127 && ips[i]; i++) {
-		symbol(buf, sizeof(buf), ips[i], user, (pid_t)e->pid);
-		if (j)
-			tk_json_str(j, NULL, buf);
-		else
-			printf("        %s\n", buf);
-	}
-	if (j)
-		tk_json_arr_close(j);
+	tk_event_stack(symbolizer(), stacks_fd, id, user, (pid_t)e->pid, false, j);
 }
 
 static void print_json(const struct probe *p, const struct trace_hit *e, const char *msg)

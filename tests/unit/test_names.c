@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 
 #include "names.h"
 #include "signames.h"
@@ -297,6 +298,38 @@ static void test_signal_list(void **state)
 		"KILLKILLKILLKILLKILLKILLKILLKILLKILL", m, &bad), -1);
 }
 
+/* Every capability the build's linux/capability.h defines, by its
+ * number; none past the table. */
+static void test_cap_names(void **state)
+{
+#define CAP(c) { c, #c }
+	static const struct { int nr; const char *name; } caps[] = {
+		CAP(CAP_CHOWN), CAP(CAP_DAC_OVERRIDE), CAP(CAP_DAC_READ_SEARCH),
+		CAP(CAP_FOWNER), CAP(CAP_FSETID), CAP(CAP_KILL), CAP(CAP_SETGID),
+		CAP(CAP_SETUID), CAP(CAP_SETPCAP), CAP(CAP_LINUX_IMMUTABLE),
+		CAP(CAP_NET_BIND_SERVICE), CAP(CAP_NET_BROADCAST), CAP(CAP_NET_ADMIN),
+		CAP(CAP_NET_RAW), CAP(CAP_IPC_LOCK), CAP(CAP_IPC_OWNER),
+		CAP(CAP_SYS_MODULE), CAP(CAP_SYS_RAWIO), CAP(CAP_SYS_CHROOT),
+		CAP(CAP_SYS_PTRACE), CAP(CAP_SYS_PACCT), CAP(CAP_SYS_ADMIN),
+		CAP(CAP_SYS_BOOT), CAP(CAP_SYS_NICE), CAP(CAP_SYS_RESOURCE),
+		CAP(CAP_SYS_TIME), CAP(CAP_SYS_TTY_CONFIG), CAP(CAP_MKNOD),
+		CAP(CAP_LEASE), CAP(CAP_AUDIT_WRITE), CAP(CAP_AUDIT_CONTROL),
+		CAP(CAP_SETFCAP), CAP(CAP_MAC_OVERRIDE), CAP(CAP_MAC_ADMIN),
+		CAP(CAP_SYSLOG), CAP(CAP_WAKE_ALARM), CAP(CAP_BLOCK_SUSPEND),
+		CAP(CAP_AUDIT_READ), CAP(CAP_PERFMON), CAP(CAP_BPF),
+		CAP(CAP_CHECKPOINT_RESTORE),
+	};
+#undef CAP
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		assert_string_equal(tk_cap_name(caps[i].nr), caps[i].name);
+	assert_int_equal(CAP_LAST_CAP, CAP_CHECKPOINT_RESTORE);
+	assert_null(tk_cap_name(CAP_LAST_CAP + 1));
+	assert_null(tk_cap_name(-1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_signal_name_and_parse),
 		cmocka_unit_test(test_signal_roundtrip),
 		cmocka_unit_test(test_signal_list),
+		cmocka_unit_test(test_cap_names),
 	};
 
 	return cmocka_run_group_tests_name("names", tests, NULL, NULL);

@@ -1,0 +1,30 @@
+/* capable: one event per capability check (cap_capable), at its return. */
+#ifndef CAPABLE_H
+#define CAPABLE_H
+
+#include "tk_stack.h"   /* TK_STACK_MAX_DEPTH; tk_shared.h */
+
+/* audit and insetid when the probe cannot see the check's options (the
+ * capability:cap_capable tracepoint has none). */
+#define CAP_OPT_UNKNOWN (-1)
+
+/* Stack map entries with -K or -U (stacks are kept for the run: a stack
+ * that finds no room is a failed map insert), and --unique's. */
+#define CAPABLE_STACKS 16384
+#define CAPABLE_SEEN 10240
+
+struct cap_event {
+	unsigned long long cgroup_id;  /* --print-cgroup; else 0 */
+	int pid;
+	int tid;
+	int uid;
+	int cap;
+	int ret;                  /* 0: allowed; else -errno (-EPERM) */
+	int audit;                /* 1, 0 (a noaudit check) or CAP_OPT_UNKNOWN */
+	int insetid;              /* 1 (a set*id call's check), 0 or CAP_OPT_UNKNOWN */
+	int kstack;               /* stack ids in capable_stacks (-K, -U); < 0: none */
+	int ustack;
+	char comm[TK_TASK_COMM_LEN];
+};
+
+#endif
