@@ -148,7 +148,7 @@ def released_command(tool, outfile, *extra, how="cgroup"):
     process outside its tree execs /bin/true outside. Returns the tool's
     result and its records."""
     script = "echo started; read x; /bin/true inside"
-    p = subprocess.Popen([tool_path(tool), "-j", "-o", str(outfile), *extra, "--", "sh",
+    p = subprocess.Popen([tool_path(tool), "-j", "--output", str(outfile), *extra, "--", "sh",
                           "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=filter_env(how))
     try:
@@ -223,7 +223,9 @@ def test_every_tool_ends_with_command_and_its_status(tool, how, cmdtree, tmp_pat
     if tool in KERNEL_FUNCTION_TOOLS:
         require_kernel_functions()
     out = tmp_path / "out.json"
-    r = run_command_tool(tool, "-j", "-o", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
+    # --output: the long name is every tool's (memleak's -o is bcc's
+    # --older-than).
+    r = run_command_tool(tool, "-j", "--output", out, *TOOL_ARGS.get(tool, []), "--", "sh", "-c",
                          f"{cmdtree} getpid 7; echo to-stdout; echo to-stderr >&2; exit 3",
                          how=how)
     assert (r.returncode, r.stdout, r.stderr) == (3, "to-stdout\n", "to-stderr\n")
@@ -247,7 +249,7 @@ def test_counts_only_the_command(tool, args, key, how, cmdtree, tmp_path):
     outsider = subprocess.Popen(["sh", "-c", f"while :; do {cmdtree} getpid 50; done"])
     try:
         out = tmp_path / "out.json"
-        r = run_command_tool(tool, "-j", "-o", out, *args, "--", cmdtree, "getpid", 777,
+        r = run_command_tool(tool, "-j", "--output", out, *args, "--", cmdtree, "getpid", 777,
                              how=how)
         assert (r.returncode, r.stderr) == (0, "")
         assert key(json_lines(out.read_text())) == [777]
