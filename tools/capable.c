@@ -109,12 +109,10 @@ static const char *flag_text(int v)
 static void print_text(const struct cap_event *e, const char *name)
 {
 	char buf[32];
-	time_t now = time(NULL);
-	struct tm tm;
 
 	if (tk_opts.time)
 		printf("%-8s ", tk_time_str(buf, sizeof(buf)));
-	strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
+	tk_time_str(buf, sizeof(buf));  /* bcc's TIME column */
 	printf("%-9s %-6d %-7d ", buf, e->uid, e->pid);
 	if (env.extra)
 		printf("%-7d ", e->tid);

@@ -104,13 +104,11 @@ static void print_header(void)
 static void print_text(const struct kill_event *e)
 {
 	char buf[32];
-	time_t now = time(NULL);
-	struct tm tm;
 	int w = env.pid_width;
 
 	if (tk_opts.time)
 		printf("%-8s ", tk_time_str(buf, sizeof(buf)));
-	strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
+	tk_time_str(buf, sizeof(buf));  /* bcc's TIME column */
 	printf("%-9s %-*d ", buf, w, e->pid);
 	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 16);
 	putchar(' ');

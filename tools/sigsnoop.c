@@ -106,12 +106,10 @@ static void print_header(void)
 static void print_text(const struct sig_event *e)
 {
 	char buf[32];
-	time_t now = time(NULL);
-	struct tm tm;
 
 	if (tk_opts.time)
 		printf("%-8s ", tk_time_str(buf, sizeof(buf)));
-	strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
+	tk_time_str(buf, sizeof(buf));  /* bcc's TIME column */
 	printf("%-8s %-7d ", buf, e->pid);
 	tk_print_safe_padded(stdout, e->comm, strnlen(e->comm, sizeof(e->comm)), 16);
 	putchar(' ');
