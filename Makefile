@@ -128,6 +128,7 @@ $(addprefix $(BIN)/,$(filter %dist,$(FS_ALIASES))): $(BIN)/%: $(BIN)/fsdist
 # runs as collectors.
 TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat biolatency fsdist \
 	tcpstates netqtop tcpdrop tcpretrans
+TRACEKITD_SKELS += hardirqs softirqs cpudist runqlen
 TRACEKITD_OBJ := $(patsubst tools/tracekitd/%.c,$(OBJ)/tracekitd/%.o,$(wildcard tools/tracekitd/*.c))
 TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lpthread
 
@@ -224,7 +225,7 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
 BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time valgrind heaptrack
-BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net memleak
+BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net memleak cpu
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -266,6 +267,11 @@ bench-net: bench-deps
 bench-memleak: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/memleak_overhead.py > $(BUILD)/bench-memleak.md
 	$(PYTHON) bench/results.py memleak < $(BUILD)/bench-memleak.md
+# cpudist, runqlen, offwaketime (pingpong), hardirqs (O_DIRECT disk reads),
+# softirqs (loopback stream): bench/cpu_overhead.py.
+bench-cpu: bench-deps
+	$(BENCH_ENV) $(PYTHON) bench/cpu_overhead.py > $(BUILD)/bench-cpu.md
+	$(PYTHON) bench/results.py cpu < $(BUILD)/bench-cpu.md
 
 bench-unwind: bench-deps
 	$(PYTHON) bench/unwind_cpu.py --bin $(abspath $(BIN)) > $(BUILD)/bench-unwind.md

@@ -6,7 +6,9 @@ of their work), and an allocation storm (2,000,000 malloc/free pairs of
 64 bytes, bench/alloc_storm.c).
 
 Each workload runs plain, under tracekit's memleak (-- COMMAND; and with
--s 100 on the storm: every 100th call kept), under valgrind
+-s 100 on the storm: every 100th call kept; and on the storm under
+bpftrace with empty programs on malloc's entry and return: the floor of
+any tracer that probes each call), under valgrind
 --leak-check=full and under heaptrack. The time is the workload's own,
 from its fork to its exit (bench/timeit.c): memleak's attach and
 heaptrack's start-up are not counted, valgrind's start-up for the
@@ -60,25 +62,46 @@ def workloads(tmp):
     }
 
 
+# The floor of any tracer that probes each call, measured with empty
+# programs (bpftrace): what the kernel's uprobes cost before a tracer
+# does any work of its own.
+FLOOR = "uprobe:{libc}:malloc {{ }} uretprobe:{libc}:malloc {{ }}"
+
+
+def libc_path():
+    out = subprocess.run(["ldd", "/bin/true"], capture_output=True, text=True).stdout
+    return next(line.split()[2] for line in out.splitlines() if "libc.so" in line)
+
+
 def runners(tmp, memleak):
-    """{name: argv prefix}; the prefix runs timeit."""
+    """{name: function of the timeit command line to the whole argv}."""
+    def prefix(*p):
+        return lambda cmd: list(p) + cmd
     return {
-        "plain": [],
-        "tracekit memleak": [memleak, "-T", "5", "--"],
-        "tracekit memleak -s 100": [memleak, "-T", "5", "-s", "100", "--"],
-        "valgrind": ["valgrind", "--leak-check=full", "--trace-children=yes", "-q",
-                     "--log-file=/dev/null"],
-        "heaptrack": ["heaptrack", "-o", f"{tmp}/heaptrack"],
+        "plain": prefix(),
+        "tracekit memleak": prefix(memleak, "-T", "5", "--"),
+        "tracekit memleak -s 100": prefix(memleak, "-T", "5", "-s", "100", "--"),
+        "probes alone: malloc entry and return, empty (bpftrace)":
+            lambda cmd: ["bpftrace", "-q", "-e", FLOOR.format(libc=libc_path()),
+                         "-c", " ".join(cmd)],
+        "valgrind": prefix("valgrind", "--leak-check=full", "--trace-children=yes", "-q",
+                           "--log-file=/dev/null"),
+        "heaptrack": prefix("heaptrack", "-o", f"{tmp}/heaptrack"),
     }
 
 
-def timed(prefix, argv, tmp):
+# Runners for the storm alone: the cost per call, not of a program.
+STORM_ONLY = ("tracekit memleak -s 100", "probes alone: malloc entry and return, empty (bpftrace)")
+
+
+def timed(runner, argv, tmp):
     out = Path(tmp, "time")
     out.unlink(missing_ok=True)
-    r = subprocess.run(prefix + [f"{tmp}/timeit", str(out)] + argv, stdout=subprocess.DEVNULL,
+    cmd = runner([f"{tmp}/timeit", str(out)] + argv)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True, env=dict(os.environ, LC_ALL="C"))
     if r.returncode or not out.exists():
-        die(f"{' '.join(prefix + argv)} failed (rc {r.returncode}):\n{r.stderr}")
+        die(f"{' '.join(cmd)} failed (rc {r.returncode}):\n{r.stderr}")
     for f in Path(tmp).glob("heaptrack*"):
         f.unlink()
     return float(out.read_text())
@@ -92,9 +115,10 @@ def main():
     if os.geteuid() != 0:
         die("run as root: it loads BPF programs")
     memleak = str(Path(args.bin) / "memleak")
-    for tool in (memleak, shutil.which("valgrind"), shutil.which("heaptrack")):
+    for tool in (memleak, shutil.which("valgrind"), shutil.which("heaptrack"),
+                 shutil.which("bpftrace")):
         if not tool or not os.access(tool, os.X_OK):
-            die(f"{tool} is missing (make; make deps installs valgrind and heaptrack)")
+            die(f"{tool} is missing (make; make bench-deps installs valgrind, heaptrack and bpftrace)")
     tmp = tempfile.mkdtemp(prefix="memleak-bench-")
     try:
         build(tmp, programs=[("alloc_storm", "alloc_storm.c"), ("timeit", "timeit.c")],
@@ -107,7 +131,7 @@ def main():
             order = names[k % len(names):] + names[:k % len(names)]
             for w, argv in loads.items():
                 for r in order:
-                    if r.endswith("-s 100") and not w.startswith("storm"):
+                    if r in STORM_ONLY and not w.startswith("storm"):
                         continue
                     t = timed(runs[r], argv, tmp)
                     times[(w, r)].append(t)

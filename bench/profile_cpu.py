@@ -351,10 +351,11 @@ def main():
               f"{med('tracekit', 'lines') / med(peer, 'lines'):.1f}x as many distinct stacks: "
               f"it names {100 * med('tracekit', 'named'):.0f}% of stk-manysyms' samples by "
               f"function where {labels[peer]} names {100 * med(peer, 'named'):.0f}%. "
-              f"Both lose stacks to stack-map hash collisions or a full stack map ({args.nfuncs} functions' "
-              f"stacks in 16384 buckets): {labels[peer]} prints them as "
-              f"`[Missed User Stack]` and does not count them; tracekit reports its "
-              f"{lost('tracekit')} and the option that makes room (--stack-storage-size).")
+              f"{args.nfuncs} functions' stacks in the kernel's stack map of 16384 buckets "
+              f"collide: {labels[peer]} loses those stacks, prints them as "
+              f"`[Missed User Stack]` and does not count them; tracekit keeps them in its "
+              f"spill map and loses {lost('tracekit')} (a loss would be reported, with "
+              f"--stack-storage-size to make room).")
 
 
 if __name__ == "__main__":

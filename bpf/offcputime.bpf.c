@@ -20,9 +20,9 @@
 #include "tk_task.bpf.h"
 #include "tk_filter.bpf.h"
 #include "tk_stack.bpf.h"
+#include "tk_offcpu.bpf.h"
 
 #define PF_KTHREAD 0x00200000   /* a kernel thread */
-#define TASK_DEAD 0x80          /* the final switch of an exiting task */
 
 const volatile bool user_threads_only = false;    /* -u */
 const volatile bool kernel_threads_only = false;  /* -k */
@@ -59,21 +59,13 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 	struct offcpu_start s = {}, *sp;
 	u64 now = bpf_ktime_get_ns(), delta;
 	u32 tid = BPF_CORE_READ(prev, pid);
-	long st, err;
+	long st;
 
-	/* A thread has an entry only from its switch out to its switch back
-	 * in. One that has an entry as it leaves the CPU was switched in
-	 * unseen: some kernels trace no switch away from certain tasks
-	 * (this repository's Firecracker host: the sandbox agent's), so that
-	 * block cannot be timed. It is counted, and its entry replaced, or,
-	 * at the final switch of an exiting thread, removed. */
+	/* Entries as in tk_offcpu.bpf.h. */
 	if (!tid)
 		goto next;  /* the idle task: its "off CPU" time is busy time */
 	st = tk_task_state(prev);
-	if (st & TASK_DEAD) {
-		if (!bpf_map_delete_elem(&start, &tid))
-			tk_count_loss(TK_LOSS_UNSEEN);
-	} else if (prev_wanted(prev, st)) {
+	if (!tk_offcpu_dead(&start, tid, st) && prev_wanted(prev, st)) {
 		tk_stack_key_fill(ctx, &s.key, 0);
 		s.key.pid = (u32)tk_pid_tgid();   /* shown: the tool's namespace's */
 		/* The stack copy (--unwind) is of the task blocking now: at
@@ -81,13 +73,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev,
 		 * seen before copies: the key holds the thread's sp. */
 		s.snapped = tk_stack_snap_keep(&s.key);
 		s.ts = now;
-		err = bpf_map_update_elem(&start, &tid, &s, BPF_NOEXIST);
-		if (err == -17 /* EEXIST */) {
-			tk_count_loss(TK_LOSS_UNSEEN);
-			err = bpf_map_update_elem(&start, &tid, &s, BPF_EXIST);
-		}
-		if (err)
-			tk_count_loss(TK_LOSS_MAP_FULL);
+		tk_offcpu_start(&start, tid, &s);
 	}
 next:
 

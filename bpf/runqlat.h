@@ -2,6 +2,7 @@
 #ifndef RUNQLAT_H
 #define RUNQLAT_H
 
+#include "tk_sched.h"
 #include "tk_shared.h"
 
 /* log2 buckets of the latency (tk_log2_slot); the last one also holds
@@ -33,17 +34,8 @@ struct runqlat_hist {
 	char comm[TK_TASK_COMM_LEN];
 };
 
-/* Userspace, in a skeleton's configure: keep start times in task
- * storage when tp_btf was chosen and the kernel has it (5.11+), else in
- * the hash; create only the map used. tk_task_storage_usable: libtrace's
- * bpf.h. */
-#define RUNQLAT_CHOOSE_START_MAP(skel)                                          \
-	do {                                                                    \
-		bool task_ = bpf_program__autoload((skel)->progs.sched_switch_tp_btf) && \
-			     tk_task_storage_usable();                          \
-		(skel)->rodata->task_storage = task_;                           \
-		bpf_map__set_autocreate((skel)->maps.start_task, task_);        \
-		bpf_map__set_autocreate((skel)->maps.start, !task_);            \
-	} while (0)
+/* Userspace, in a skeleton's configure: where the start times are kept
+ * (tk_sched.h). */
+#define RUNQLAT_CHOOSE_START_MAP(skel) TK_SCHED_CHOOSE_START_MAP(skel, sched_switch_tp_btf)
 
 #endif

@@ -31,6 +31,15 @@
 #define TK_PENDING_HASH_ENTRIES 10240
 
 const volatile bool tk_pending_in_task = false;
+/* Tests: put every value in the hash, as when task storage is busy. */
+const volatile bool tk_pending_spill_all = false;
+
+/* Task storage cannot make a thread's slot while another task-storage
+ * operation is under way on this CPU (another BPF user's program,
+ * preempted inside one: seen on this repository's host). The value then
+ * goes to the hash, which task mode keeps small for these; set once any
+ * did, so that exits look there only then. */
+unsigned int tk_pending_spilled = 0;
 
 /* In task storage the value outlives the syscall: set says whether it
  * holds one. The hash's entries all do. */
@@ -58,22 +67,23 @@ static __always_inline void tk_pending_put(u32 tid, const TK_PENDING_VALUE *v)
 {
 	struct tk_pending_slot *s;
 
-	if (tk_pending_in_task) {
+	if (tk_pending_in_task && !tk_pending_spill_all) {
 		s = bpf_task_storage_get(&tk_pending_task, bpf_get_current_task_btf(),
 					 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!s) {  /* no memory, or storage busy on this CPU */
-			tk_count_loss(TK_LOSS_MAP_FULL);
+		if (s) {
+			s->v = *v;
+			s->set = true;
 			return;
 		}
-		s->v = *v;
-		s->set = true;
-		return;
+		/* no memory, or storage busy on this CPU: spill */
 	}
 	{
 		struct tk_pending_slot n = { .v = *v, .set = true };
 
 		if (bpf_map_update_elem(&tk_pending_tid, &tid, &n, BPF_ANY))
 			tk_count_loss(TK_LOSS_MAP_FULL);
+		else if (tk_pending_in_task && !tk_pending_spilled)
+			tk_pending_spilled = 1;
 	}
 }
 
@@ -82,20 +92,24 @@ static __always_inline TK_PENDING_VALUE *tk_pending_get(u32 tid)
 {
 	struct tk_pending_slot *s;
 
-	if (tk_pending_in_task)
+	if (tk_pending_in_task) {
 		s = bpf_task_storage_get(&tk_pending_task, bpf_get_current_task_btf(),
 					 0, 0);
-	else
-		s = bpf_map_lookup_elem(&tk_pending_tid, &tid);
+		if (s && s->set)
+			return &s->v;
+		if (!tk_pending_spilled)
+			return 0;
+	}
+	s = bpf_map_lookup_elem(&tk_pending_tid, &tid);
 	return s && s->set ? &s->v : 0;
 }
 
 /* Forget this thread's value; copy what is needed from it first. */
 static __always_inline void tk_pending_clear(u32 tid, TK_PENDING_VALUE *v)
 {
-	if (tk_pending_in_task)
-		((struct tk_pending_slot *)v)->set = false;  /* v comes first */
-	else
+	/* v comes first in either map's slot */
+	((struct tk_pending_slot *)v)->set = false;
+	if (!tk_pending_in_task || tk_pending_spilled)
 		bpf_map_delete_elem(&tk_pending_tid, &tid);
 }
 

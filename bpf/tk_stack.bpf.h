@@ -28,6 +28,93 @@ struct {
 	__uint(max_entries, 16384);
 } tk_stacks SEC(".maps");
 
+/* Where a stack goes when tk_stacks cannot keep it: its bucket there
+ * holds another stack (-EEXIST) or the map is full. The kernel hashes a
+ * stack with a fixed seed into 2^k buckets without chaining, and never
+ * replaces one (BPF_F_REUSE_STACKID would give the first stack's events
+ * the second's frames): 22 stacks in 16384 buckets collide in 1.4% of
+ * runs, a stack lost for no want of room. Here a stack's key is
+ * TK_STACK_SPILL_ID | a 30-bit FNV-1a hash of its frames, computed
+ * below, in a hash table that chains: a stack is lost only when both
+ * its bucket in tk_stacks and its 30-bit hash are another's, or this
+ * map is full too. A stack that collided in tk_stacks collides each
+ * time it is seen, so it is always found here, under one id. The value
+ * is laid out as tk_stacks' (frames, then zeros): userspace reads both
+ * alike. libtrace sizes it (tk_stacks_configure) and turns it off for a
+ * stack map of fewer than 8 slots (tk_stack_spill_on), asked for to
+ * see its collisions counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, TK_STACK_MAX_DEPTH * sizeof(u64));
+	__uint(max_entries, 2048);
+} tk_stacks_spill SEC(".maps");
+
+/* Where a spilled stack is taken and hashed: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, TK_STACK_MAX_DEPTH * sizeof(u64));
+} tk_stack_spill_buf SEC(".maps");
+
+const volatile bool tk_stack_spill_on = true;
+/* Frames per stack: the stack maps' value size over 8 (libtrace sets
+ * all three, --perf-max-stack-depth). */
+const volatile unsigned int tk_stack_depth = TK_STACK_MAX_DEPTH;
+/* The bits of the hash a spilled stack is keyed by (fewer only in tests,
+ * to make two stacks' keys meet). */
+const volatile unsigned int tk_stack_spill_mask = TK_STACK_SPILL_ID - 1;
+
+/* Whether two stacks of tk_stack_depth frames are the same. */
+static __always_inline bool tk_stack_same(const u64 *a, const u64 *b)
+{
+	for (u32 i = 0; i < TK_STACK_MAX_DEPTH; i++) {
+		if (i >= tk_stack_depth)
+			break;
+		if (a[i] != b[i])
+			return false;
+	}
+	return true;
+}
+
+/* The current stack (flags as bpf_get_stackid's) into tk_stacks_spill:
+ * its id there, or -EEXIST (another stack has its hash), -ENOMEM (the
+ * map is full) or bpf_get_stack's error. */
+static __always_inline long tk_stack_spill(void *ctx, u64 flags)
+{
+	u32 zero = 0, id, h = 2166136261u;   /* id: as a long, positive */
+	u64 *buf = bpf_map_lookup_elem(&tk_stack_spill_buf, &zero), *kept;
+	long len, err;
+
+	if (!buf)
+		return -12;
+	/* bpf_get_stack zeroes the buffer past the frames it writes. */
+	len = bpf_get_stack(ctx, buf, tk_stack_depth * sizeof(u64),
+			    flags & (BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK));
+	if (len <= 0)
+		return len < 0 ? len : -14 /* EFAULT: no stack */;
+	for (u32 i = 0; i < TK_STACK_MAX_DEPTH; i++) {
+		if (i >= tk_stack_depth || !buf[i])
+			break;
+		h = (h ^ (u32)buf[i]) * 16777619u;
+		h = (h ^ (u32)(buf[i] >> 32)) * 16777619u;
+	}
+	id = TK_STACK_SPILL_ID | (h & tk_stack_spill_mask);
+	kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
+	if (!kept) {
+		err = bpf_map_update_elem(&tk_stacks_spill, &id, buf, BPF_NOEXIST);
+		if (!err)
+			return id;
+		if (err != -17 /* EEXIST: another CPU kept one meanwhile */)
+			return -12;
+		kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
+		if (!kept)
+			return -12;
+	}
+	return tk_stack_same(kept, buf) ? (long)id : -17;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct tk_stack_key);
@@ -92,7 +179,14 @@ static __always_inline void tk_stack_count_err(long id)
 static __always_inline int tk_stack_id(void *ctx, u64 flags)
 {
 	long id = bpf_get_stackid(ctx, &tk_stacks, flags);
+	long spilled;
 
+	if ((id == -17 /* EEXIST */ || id == -12 /* ENOMEM */) && tk_stack_spill_on) {
+		spilled = tk_stack_spill(ctx, flags);
+		/* Lost: counted as the spill map's reason (its hash taken,
+		 * or full). */
+		id = spilled == -14 ? id : spilled;
+	}
 	/* -EFAULT: no stack of that kind here (a kernel thread's user
 	 * stack), not a loss. */
 	if (id < 0 && id != -14 /* EFAULT */)

@@ -15,6 +15,10 @@
  * kernel thread has no user stack), the others are counted losses. */
 #define TK_STACK_NOT_TAKEN (-1000)
 
+/* Set in the id of a stack kept in tk_stacks_spill, not tk_stacks (ids
+ * stay positive; a map has at most 2^24 slots). */
+#define TK_STACK_SPILL_ID (1 << 30)
+
 /* The default depth: the kernel's kernel.perf_event_max_stack. */
 #define TK_STACK_MAX_DEPTH 127
 
@@ -25,7 +29,8 @@ struct tk_stack_key {
 	unsigned int tgid;       /* process; 0 with the idle task */
 	unsigned int pid;        /* thread, when the tool keys by thread
 				  * (offcputime); else 0 */
-	int user_stack_id;       /* tk_stacks index, or <0 (above) */
+	int user_stack_id;       /* tk_stacks index (or tk_stacks_spill's,
+				  * TK_STACK_SPILL_ID set), or <0 (above) */
 	int kern_stack_id;
 	unsigned long long cgroup_id;  /* --print-cgroup: the task's cgroup
 					* v2 id, so that each cgroup's

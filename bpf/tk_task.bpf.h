@@ -9,6 +9,8 @@ struct task_struct___o {
 	long state;
 } __attribute__((preserve_access_index));
 
+#define TK_TASK_DEAD 0x80   /* state at the final switch of an exiting task */
+
 /* A task's scheduling state (TASK_RUNNING, TASK_INTERRUPTIBLE, ...). */
 static __always_inline long tk_task_state(struct task_struct *t)
 {

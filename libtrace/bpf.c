@@ -121,9 +121,16 @@ int tk_pending_prepare(struct bpf_object *obj)
 	tk_info("per-thread syscall state in %s",
 		in_task ? "task storage" : "a hash by thread id (no task storage for tracing)");
 	err = tk_set_rodata(obj, "tk_pending_in_task", &in_task, sizeof(in_task));
+	if (!err && in_task && getenv("TRACEKIT_PENDING_SPILL_ALL")) {
+		bool all = true;  /* tests of the spill path */
+
+		tk_info("every entry's state spilled to the hash (TRACEKIT_PENDING_SPILL_ALL)");
+		err = tk_set_rodata(obj, "tk_pending_spill_all", &all, sizeof(all));
+	}
 	if (!err)
 		err = bpf_map__set_autocreate(task, in_task);
-	if (!err)
-		err = bpf_map__set_autocreate(tid, !in_task);
+	/* In task mode the hash holds only what task storage refused. */
+	if (!err && in_task)
+		err = bpf_map__set_max_entries(tid, 1024);
 	return err;
 }

@@ -408,7 +408,7 @@ static void prog_target(const struct bpf_program *prog, char *buf, size_t size)
 	else if (f && f->target && f->target->tp_category)
 		snprintf(buf, size, "%s/%s", f->target->tp_category, f->target->func);
 	else if (!strncmp(sec, "perf_event", 10))
-		tk_perf_event_describe(buf, size);
+		tk_perf_event_describe_prog(prog, buf, size);
 	else if (f && f->target)
 		snprintf(buf, size, "%s", f->target->func);
 	else if ((slash = strchr(sec, '/')))

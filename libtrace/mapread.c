@@ -146,6 +146,7 @@ long tk_deltas_read(struct tk_deltas *d, void *out)
 	struct deltas_read r = { .d = d, .max = bpf_map__max_entries(d->map) };
 	char *rows = out, *row, *delta;
 	size_t i, n = 0, kept = 0, key_size = d->key_size;
+	bool array = bpf_map__type(d->map) == BPF_MAP_TYPE_PERCPU_ARRAY;
 	int err;
 
 	r.cur = malloc(r.max * d->row_size);
@@ -161,11 +162,14 @@ long tk_deltas_read(struct tk_deltas *d, void *out)
 		row = r.cur + i * d->row_size;
 		delta = rows + n * d->row_size;
 		memcpy(delta, row, d->row_size);
-		if (!d->minus(delta, prev_row(d, row))) {
+		if (d->minus(delta, prev_row(d, row))) {
+			n++;
+		} else if (!array) {
 			bpf_map__delete_elem(d->map, row, d->key_size, 0);
 			continue;
 		}
-		n++;
+		/* An array's entries stay, totals and all: each is kept
+		 * as the base of its next difference. */
 		memmove(r.cur + kept++ * d->row_size, row, d->row_size);
 	}
 	free(d->prev);
@@ -211,4 +215,39 @@ taken:
 		kept++;
 	}
 	return kept;
+}
+
+int tk_percpu_slots_delta(struct bpf_map *map, unsigned key, int n, bool per_cpu,
+			  unsigned long long *last, unsigned long long *diff)
+{
+	size_t vsize = (bpf_map__value_size(map) + 7) & ~(size_t)7;
+	int ncpu = libbpf_num_possible_cpus(), c, s, err, m;
+	char *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (vsize < n * sizeof(*diff))
+		return -EINVAL;
+	vals = calloc(ncpu, vsize);
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(map, &key, sizeof(key), vals, ncpu * vsize, 0);
+	if (!err) {
+		m = per_cpu ? ncpu * n : n;
+		memset(diff, 0, m * sizeof(*diff));
+		for (c = 0; c < ncpu; c++) {
+			const unsigned long long *v = (const void *)(vals + c * vsize);
+
+			for (s = 0; s < n; s++)
+				diff[(per_cpu ? c * n : 0) + s] += v[s];
+		}
+		for (s = 0; s < m; s++) {
+			unsigned long long now = diff[s];
+
+			diff[s] = now - last[s];
+			last[s] = now;
+		}
+	}
+	free(vals);
+	return err;
 }

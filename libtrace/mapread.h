@@ -24,9 +24,10 @@ typedef void (*tk_entry_fn)(const void *key, const char *val, void *ctx);
 int tk_map_read(struct bpf_map *map, tk_entry_fn fn, void *ctx);
 
 /* Per-interval counts from a per-CPU hash of running totals that BPF only
- * adds to (filetop, slabratetop): each read gives what grew since the
- * last one, and removes from the map the keys that did not grow (an add
- * between the read and the removal is lost). A row is row_size bytes
+ * adds to (filetop, slabratetop, hardirqs), or a per-CPU array of them
+ * (softirqs): each read gives what grew since the last one; from a hash
+ * it removes the keys that did not grow (an add between the read and
+ * the removal is lost), an array keeps them all. A row is row_size bytes
  * with the key (key_size bytes) at offset 0. */
 struct tk_deltas {
 	struct bpf_map *map;
@@ -52,5 +53,14 @@ long tk_deltas_read(struct tk_deltas *d, void *out);
  * many were taken. */
 int tk_map_take_all(struct bpf_map *map, void *out, size_t stride,
 		    size_t val_off, int max);
+
+/* Histograms kept per CPU in an array (cpudist, runqlat, runqlen): the n
+ * counters (unsigned long long) at the start of entry key's value, less
+ * their values at the last call, into diff; BPF only adds to them, so
+ * nothing is lost to a clear. Summed over the CPUs (last and diff hold n
+ * counters), or per_cpu CPU by CPU (libbpf_num_possible_cpus() times n:
+ * CPU c's at c * n). last is zero before the first call. 0, or -errno. */
+int tk_percpu_slots_delta(struct bpf_map *map, unsigned key, int n, bool per_cpu,
+			  unsigned long long *last, unsigned long long *diff);
 
 #endif

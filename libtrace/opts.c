@@ -144,6 +144,18 @@ double tk_arg_double(const char *option, const char *arg, double min,
 	return v;
 }
 
+static bool duration_given;
+
+bool tk_arg_duration(const char *arg)
+{
+	if (!arg)
+		return duration_given;
+	if (duration_given)
+		tk_usage_error("unexpected argument '%s' after [duration]", arg);
+	tk_opts.duration = tk_arg_double("duration", arg, 0.001, 1e9);
+	return duration_given = true;
+}
+
 void tk_arg_list(const char *option, const char *arg, const char *expect,
 		 void (*each)(const char *item, void *ctx), void *ctx)
 {
@@ -552,6 +564,9 @@ static void finish_args(void)
 		tk_opts.cgroup_path = dir;
 		tk_opts.filter.use_cgroup = 1;
 	}
+	if (the_tool->no_print_cgroup && tk_opts.filter.cgroup_ids)
+		tk_usage_error("--print-cgroup is not offered by %s: filter by cgroup with --cgroup PATH",
+			       the_tool->name);
 	if (tk_opts.output)
 		tk_output_to_file(tk_opts.output, tk_opts.command != NULL);
 	tk_pidns_detect(&tk_opts.filter);

@@ -68,6 +68,8 @@ struct tk_tool {
 	const struct tk_letter *letters;  /* ended by { 0 }; a letter taken
 				    * from a default (syscount's -c) must be
 				    * in own_letters too */
+	bool no_print_cgroup;      /* --print-cgroup is a usage error (the
+				    * tool has no cgroup column or key) */
 };
 
 /* Parse argv; exit 2 with one line on any usage error, 0 after --help. */
@@ -85,6 +87,10 @@ long tk_arg_long(const char *option, const char *arg, long min, long max);
 void tk_arg_signals(const char *option, const char *arg, unsigned long long mask[2]);
 double tk_arg_double(const char *option, const char *arg, double min,
 		     double max);
+/* A tool's one [duration] argument (profile, offcputime, llcstat): into
+ * tk_opts.duration; a second argument is a usage error. Returns true
+ * once one was given (arg NULL: only asks). */
+bool tk_arg_duration(const char *arg);
 /* A comma-separated list (1,2,3): each item to each(item, ctx); an empty
  * list or item is a usage error "expected EXPECT". */
 void tk_arg_list(const char *option, const char *arg, const char *expect,

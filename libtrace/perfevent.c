@@ -16,6 +16,42 @@ static bool *cpu_set;   /* NULL: every online CPU */
 static int n_cpus;
 static const char *description = "";
 
+/* tk_set_perf_event_prog's: programs with an event of their own. */
+#define MAX_OWN_EVENTS 4
+static struct {
+	const char *prog;
+	struct perf_event_attr attr;
+	const char *describe;
+} own[MAX_OWN_EVENTS];
+static int n_own;
+
+static int own_event(const struct bpf_program *prog)
+{
+	for (int i = 0; i < n_own; i++)
+		if (!strcmp(own[i].prog, bpf_program__name(prog)))
+			return i;
+	return -1;
+}
+
+void tk_set_perf_event_prog(const char *prog, const struct perf_event_attr *attr,
+			    const char *describe)
+{
+	if (n_own == MAX_OWN_EVENTS)
+		tk_fail("too many perf events of their own (at most %d)", MAX_OWN_EVENTS);
+	own[n_own].prog = prog;
+	own[n_own].attr = *attr;
+	own[n_own].attr.size = sizeof(own[n_own].attr);
+	own[n_own++].describe = describe;
+}
+
+void tk_perf_event_describe_prog(const struct bpf_program *prog, char *buf,
+				 size_t size)
+{
+	int i = own_event(prog);
+
+	snprintf(buf, size, "%s", i < 0 ? description : own[i].describe);
+}
+
 int tk_parse_cpu_list(const char *list, bool *set, int n)
 {
 	const char *p = list;
@@ -89,6 +125,27 @@ void tk_set_perf_event(const struct perf_event_attr *attr, const char *cpus,
 			       cpus, n_cpus - 1);
 }
 
+void tk_set_perf_event_hz(long hz, const char *cpus)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	static char describe[64];
+
+	snprintf(describe, sizeof(describe), "cpu-clock %ld Hz", hz);
+	tk_set_perf_event(&attr, cpus, describe);
+}
+
+long tk_perf_max_sample_rate(void)
+{
+	long rate = tk_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+
+	return rate > 0 ? rate : 100000;
+}
+
 void tk_perf_event_describe(char *buf, size_t size)
 {
 	snprintf(buf, size, "%s", description);
@@ -114,7 +171,9 @@ void tk_perf_event_attach(struct bpf_program *prog,
 			  void (*add)(struct bpf_link *link))
 {
 	bool *set = cpu_set ? cpu_set : online_cpus();
-	int cpu, attached = 0;
+	int cpu, attached = 0, o = own_event(prog);
+	const struct perf_event_attr *attr = o < 0 ? &the_attr : &own[o].attr;
+	const char *desc = o < 0 ? description : own[o].describe;
 
 	if (!n_cpus)
 		tk_fail("perf_event program %s has no event (tk_set_perf_event)",
@@ -125,13 +184,13 @@ void tk_perf_event_attach(struct bpf_program *prog,
 
 		if (!set[cpu])
 			continue;
-		fd = syscall(SYS_perf_event_open, &the_attr, -1, cpu, -1,
+		fd = syscall(SYS_perf_event_open, attr, -1, cpu, -1,
 			     PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == ENODEV && !cpu_set)
 			continue;  /* went offline since we looked */
 		if (fd < 0)
 			tk_fail("cannot open perf event %s on CPU %d: %s%s",
-				description, cpu, strerror(errno),
+				desc, cpu, strerror(errno),
 				errno == ENODEV ? "; that CPU is offline" :
 				open_hint(errno));
 		link = bpf_program__attach_perf_event(prog, fd);
@@ -140,7 +199,7 @@ void tk_perf_event_attach(struct bpf_program *prog,
 
 			close(fd);
 			tk_fail("cannot attach %s to perf event %s on CPU %d: %s",
-				bpf_program__name(prog), description, cpu,
+				bpf_program__name(prog), desc, cpu,
 				strerror(err));
 		}
 		add(link);

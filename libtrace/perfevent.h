@@ -15,6 +15,21 @@
 void tk_set_perf_event(const struct perf_event_attr *attr, const char *cpus,
 		       const char *describe);
 
+/* tk_set_perf_event with a cpu-clock event sampling hz times a second,
+ * described "cpu-clock HZ Hz" (runqlen, cpufreq). */
+void tk_set_perf_event_hz(long hz, const char *cpus);
+
+/* The highest sampling frequency the kernel takes (the
+ * kernel.perf_event_max_sample_rate sysctl; 100000 when unreadable): the
+ * bound of -F/-f. */
+long tk_perf_max_sample_rate(void);
+
+/* Before tk_load, after tk_set_perf_event: the perf_event program named
+ * prog runs on its own event (llcstat's cache misses beside its cache
+ * references), described so. At most 4 such programs. */
+void tk_set_perf_event_prog(const char *prog, const struct perf_event_attr *attr,
+			    const char *describe);
+
 /* Parse a CPU list ("0-3,6") into set[0..n): 0, or -EINVAL with a CPU
  * beyond n-1 or bad syntax. */
 int tk_parse_cpu_list(const char *list, bool *set, int n);
@@ -26,5 +41,8 @@ void tk_perf_event_attach(struct bpf_program *prog,
 
 /* The description given to tk_set_perf_event. */
 void tk_perf_event_describe(char *buf, size_t size);
+/* prog's: tk_set_perf_event_prog's, or else tk_set_perf_event's. */
+void tk_perf_event_describe_prog(const struct bpf_program *prog, char *buf,
+				 size_t size);
 
 #endif

@@ -133,6 +133,63 @@ const struct argp tk_stack_argp = {
 	.parser = parse_stack_opt,
 };
 
+/* tk_stacks' slots: --stack-storage-size; TRACEKIT_STACK_MAP_SLOTS=N
+ * makes it N and leaves the spill map its size, which is how a test
+ * sends stacks there for sure (a 1-slot map takes one stack). */
+static unsigned int main_slots(void)
+{
+	const char *knob = getenv("TRACEKIT_STACK_MAP_SLOTS");
+	unsigned int slots = knob ? (unsigned int)tk_arg_long("TRACEKIT_STACK_MAP_SLOTS", knob, 1,
+							     tk_stack_opts.storage_size)
+				  : tk_stack_opts.storage_size;
+
+	if (knob)
+		tk_info("the stack map has %u slots, the spill map %u (TRACEKIT_STACK_MAP_SLOTS)",
+			slots, tk_stack_opts.storage_size / 8);
+	return slots;
+}
+
+/* tk_stacks_spill (bpf/tk_stack.bpf.h): an eighth of the stack map's
+ * slots, for the stacks it cannot keep. Off below 8 slots (a map that
+ * small is asked for to see its collisions counted), and past 127
+ * frames, which BPF compares in a loop it must bound. */
+static int configure_spill(struct bpf_object *obj)
+{
+	struct bpf_map *spill = bpf_object__find_map_by_name(obj, "tk_stacks_spill");
+	struct bpf_map *buf = bpf_object__find_map_by_name(obj, "tk_stack_spill_buf");
+	unsigned int slots = tk_stack_opts.storage_size / 8, depth = tk_stack_opts.max_depth;
+	size_t size = depth * sizeof(uint64_t);
+	bool on = slots > 0 && depth <= TK_STACK_MAX_DEPTH;
+	int err;
+
+	if (!spill || !buf)
+		return -ENOENT;
+	if (slots && !on)
+		tk_info("stacks the stack map cannot keep are lost: no spill map past %d frames",
+			TK_STACK_MAX_DEPTH);
+	err = bpf_map__set_max_entries(spill, on ? slots : 1);
+	if (!err)
+		err = bpf_map__set_value_size(spill, size);
+	if (!err)
+		err = bpf_map__set_value_size(buf, size);
+	if (!err)
+		err = tk_set_rodata(obj, "tk_stack_spill_on", &on, sizeof(on));
+	if (!err)
+		err = tk_set_rodata(obj, "tk_stack_depth", &depth, sizeof(depth));
+	/* TRACEKIT_STACK_SPILL_HASH_BITS=N (0..30): spilled stacks keyed by
+	 * N bits of their hash, so that a test makes their keys meet. */
+	if (!err && getenv("TRACEKIT_STACK_SPILL_HASH_BITS")) {
+		long bits = tk_arg_long("TRACEKIT_STACK_SPILL_HASH_BITS",
+					getenv("TRACEKIT_STACK_SPILL_HASH_BITS"), 0, 30);
+		uint32_t mask = (uint32_t)((1UL << bits) - 1);
+
+		tk_info("spilled stacks keyed by %ld bits of their hash (TRACEKIT_STACK_SPILL_HASH_BITS)",
+			bits);
+		err = tk_set_rodata(obj, "tk_stack_spill_mask", &mask, sizeof(mask));
+	}
+	return err;
+}
+
 int tk_stacks_configure(struct bpf_object *obj)
 {
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
@@ -145,9 +202,11 @@ int tk_stacks_configure(struct bpf_object *obj)
 
 	if (!stacks || !counts)
 		return -ENOENT;
-	err = bpf_map__set_max_entries(stacks, tk_stack_opts.storage_size);
+	err = bpf_map__set_max_entries(stacks, main_slots());
 	if (!err)
 		err = bpf_map__set_value_size(stacks, tk_stack_opts.max_depth * sizeof(uint64_t));
+	if (!err)
+		err = configure_spill(obj);
 	if (!err)
 		err = bpf_map__set_max_entries(counts, tk_stack_opts.max_stacks);
 	if (!err)
@@ -395,12 +454,15 @@ bool tk_ksym_plumbing(const char *name)
 
 /* Read stack id from the stack map into ips; *n: its frames. false
  * when the stack is gone (it should not be: nothing deletes stacks). */
-static bool fetch_stack(int stacks_fd, int id, uint64_t *ips, unsigned *n)
+static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned *n)
 {
 	unsigned depth = tk_stack_opts.max_depth;
+	/* A spilled stack's id is its key in the spill map, whole. */
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, id & TK_STACK_SPILL_ID ?
+							  "tk_stacks_spill" : "tk_stacks"));
 
 	memset(ips, 0, depth * sizeof(*ips));
-	if (bpf_map_lookup_elem(stacks_fd, &id, ips)) {
+	if (fd < 0 || bpf_map_lookup_elem(fd, &id, ips)) {
 		stacks_unreadable++;
 		return false;
 	}
@@ -440,14 +502,13 @@ static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t
 bool tk_stack_frames_read(struct bpf_object *obj, int stack_id, bool user,
 			  uint32_t tgid, struct tk_stack_frames *out)
 {
-	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "tk_stacks"));
 	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
 	unsigned n;
 	bool ok;
 
 	if (!ips)
 		tk_fail("out of memory");
-	ok = stack_id >= 0 && fetch_stack(fd, stack_id, ips, &n);
+	ok = stack_id >= 0 && fetch_stack(obj, stack_id, ips, &n);
 	if (ok)
 		symbolize_stack(ips, n, user, tgid, out);
 	free(ips);
@@ -770,8 +831,6 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 		    bool take)
 {
 	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
-	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
-	int stacks_fd = bpf_map__fd(stacks);
 	int snaps_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "tk_stack_snaps"));
 	/* The report keeps processes apart; folded lines merge them. */
 	bool with_pid = !how->no_comm && !tk_stack_opts.folded;
@@ -798,7 +857,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 		e.user_missed = id_missed(key->user_stack_id);
 		e.kern_missed = id_missed(key->kern_stack_id);
 		if (key->user_stack_id >= 0) {
-			if (!fetch_stack(stacks_fd, key->user_stack_id, ips, &n))
+			if (!fetch_stack(obj, key->user_stack_id, ips, &n))
 				e.user_missed = true;
 			else if (snap_size && key->uregs[1])
 				unwind_user(snaps_fd, take, key, ips, n, &e.user);
@@ -806,7 +865,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 				symbolize_stack(ips, n, true, key->tgid, &e.user);
 		}
 		if (key->kern_stack_id >= 0) {
-			if (!fetch_stack(stacks_fd, key->kern_stack_id, ips, &n))
+			if (!fetch_stack(obj, key->kern_stack_id, ips, &n))
 				e.kern_missed = true;
 			else
 				symbolize_stack(ips, n, false, 0, &e.kern);

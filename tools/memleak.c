@@ -19,6 +19,7 @@
 #include "stacks.h"
 #include "tracekit.h"
 #include "unwind.h"
+#include "uprobe_entry.h"
 
 static struct {
 	int top;                     /* -T */
@@ -167,9 +168,10 @@ static bool find_func(const char *name, struct tk_func_list *l, bool allocates)
 		found.n = 0;
 	tk_func_pattern_free(&pat);
 	for (size_t i = 0; i < found.n; i++) {
-		add_func(l, &found.v[i]);
 		if (allocates)
 			add_func(&exits, &found.v[i]);
+		found.v[i].addr = tk_uprobe_entry_offset(env.binary, found.v[i].addr);
+		add_func(l, &found.v[i]);
 	}
 	tk_func_list_free(&found);
 	return l->n > 0;

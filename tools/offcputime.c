@@ -15,7 +15,6 @@ static struct {
 	bool kernel_threads; /* -k */
 	long state;          /* --state */
 	long min_us, max_us; /* -m, -M */
-	bool duration_arg;   /* [duration] given */
 } env = { .state = OFFCPU_ANY_STATE, .min_us = 1, .max_us = LONG_MAX };
 
 enum { K_STATE = 0x2000 };
@@ -79,10 +78,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		env.state = tk_arg_long("--state", arg, 0, INT_MAX);
 		break;
 	case ARGP_KEY_ARG:
-		if (env.duration_arg)
-			tk_usage_error("unexpected argument '%s' after [duration]", arg);
-		tk_opts.duration = tk_arg_double("duration", arg, 0.001, 1e9);
-		env.duration_arg = true;
+		tk_arg_duration(arg);
 		break;
 	case ARGP_KEY_END:
 		if (env.user_threads && env.kernel_threads)

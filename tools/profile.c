@@ -15,7 +15,6 @@ static struct {
 	long period;       /* -c */
 	const char *cpus;  /* -C */
 	bool include_idle; /* -I */
-	bool duration_arg; /* [duration] given */
 } env;
 
 static const struct argp_option options[] = {
@@ -52,19 +51,12 @@ static const char doc[] =
 "  profile -c 1000000 5     # every ms of CPU time\n"
 "  profile -d -f 5          # folded, '-' between user and kernel frames\n";
 
-static long max_sample_rate(void)
-{
-	long rate = tk_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
-
-	return rate > 0 ? rate : 100000;
-}
-
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
 	(void)state;
 	switch (key) {
 	case 'F':
-		env.freq = tk_arg_long("-F/--frequency", arg, 1, max_sample_rate());
+		env.freq = tk_arg_long("-F/--frequency", arg, 1, tk_perf_max_sample_rate());
 		break;
 	case 'c':
 		env.period = tk_arg_long("-c/--count", arg, 1, LONG_MAX);
@@ -81,10 +73,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	}
 	case 'I': env.include_idle = true; break;
 	case ARGP_KEY_ARG:
-		if (env.duration_arg)
-			tk_usage_error("unexpected argument '%s' after [duration]", arg);
-		tk_opts.duration = tk_arg_double("duration", arg, 0.001, 1e9);
-		env.duration_arg = true;
+		tk_arg_duration(arg);
 		break;
 	case ARGP_KEY_END:
 		if (env.freq && env.period)

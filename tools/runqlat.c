@@ -145,21 +145,10 @@ static void print_hist(const unsigned long long *slots,
 static void print_all(struct bpf_map *map)
 {
 	static unsigned long long last[RUNQLAT_SLOTS];
-	unsigned long long now[RUNQLAT_SLOTS] = { 0 }, diff[RUNQLAT_SLOTS];
-	int ncpu = libbpf_num_possible_cpus(), c, s;
-	struct runqlat_slots *v = calloc(ncpu, sizeof(*v));
-	unsigned key = 0;
+	unsigned long long diff[RUNQLAT_SLOTS];
 
-	if (!v || bpf_map__lookup_elem(map, &key, sizeof(key), v,
-				       ncpu * sizeof(*v), 0))
+	if (tk_percpu_slots_delta(map, 0, RUNQLAT_SLOTS, false, last, diff))
 		tk_fail("cannot read the histogram map");
-	for (c = 0; c < ncpu; c++)
-		for (s = 0; s < RUNQLAT_SLOTS; s++)
-			now[s] += v[c].slots[s];
-	for (s = 0; s < RUNQLAT_SLOTS; s++)
-		diff[s] = now[s] - last[s];
-	memcpy(last, now, sizeof(last));
-	free(v);
 	print_hist(diff, NULL, NULL);
 }
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,18 +40,21 @@ static const struct {
 };
 #define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 
-enum { K_TIMEOUT = 0x2000, K_NO_TOOLS };
+enum { K_TIMEOUT = 0x2000, K_NO_TOOLS, K_PARALLEL };
 
 static struct {
 	double timeout;
 	bool no_tools;
-} env = { .timeout = 60 };
+	long parallel;
+} env = { .timeout = 60, .parallel = 8 };
 
 static const struct argp_option options[] = {
 	{ "timeout", K_TIMEOUT, "SEC", 0,
 	  "Time limit of each tool's dry run (default 60)", 0 },
 	{ "no-tools", K_NO_TOOLS, 0, 0,
 	  "Probe the kernel and this process only; run no tool", 0 },
+	{ "parallel", K_PARALLEL, "N", 0,
+	  "Dry runs at once (default 8; 1: one after another)", 0 },
 	{ 0 },
 };
 
@@ -65,8 +69,10 @@ static const char doc[] =
 "mount namespace of a short-lived child.\n"
 "\n"
 "The tools are the tracekit programs in this program's directory (except\n"
-"tracekitd), each run as `TOOL --dry-run`, one at a time, with a time\n"
-"limit. A tool that cannot run is reported with its own error line.\n"
+"tracekitd), each run as `TOOL --dry-run` with a time limit, eight at a\n"
+"time (--parallel): a dry run spends most of its time waiting for the\n"
+"kernel to take its probes down as it exits. They are reported in order\n"
+"of name. A tool that cannot run is reported with its own error line.\n"
 "Exit status 0 whenever the report was made, whatever it says.\n"
 "\n"
 "Examples:\n"
@@ -84,6 +90,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case K_NO_TOOLS:
 		env.no_tools = true;
+		break;
+	case K_PARALLEL:
+		env.parallel = tk_arg_long("--parallel", arg, 1, 64);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -103,7 +112,8 @@ struct tool_run {
 	char path[PATH_MAX];
 	const char *const *args;
 	struct tk_tool_check check;
-	bool done;
+	bool done;      /* its check finished, not cut short by a signal */
+	bool finished;  /* its worker is through with it */
 };
 
 static struct tk_feature feats[TK_FEAT_COUNT];
@@ -311,11 +321,73 @@ static void print_json(const char *release)
 	tk_json_end(&j);
 }
 
+/* The dry runs, env.parallel at once: workers take the next run in
+ * order; the caller prints each (text) as soon as it and every run before
+ * it are finished. */
+static pthread_mutex_t runs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t run_finished = PTHREAD_COND_INITIALIZER;
+static size_t next_run;
+static int workers_left;
+
+static void *dry_run_worker(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		size_t i;
+		int err;
+
+		pthread_mutex_lock(&runs_lock);
+		i = !tk_exiting() && next_run < n_runs ? next_run++ : n_runs;
+		if (i == n_runs) {
+			workers_left--;
+			pthread_cond_broadcast(&run_finished);
+		}
+		pthread_mutex_unlock(&runs_lock);
+		if (i == n_runs)
+			return NULL;
+		tk_info("running %s --dry-run%s%s", runs[i].path,
+			runs[i].args ? " " : "", runs[i].args ? runs[i].args[0] : "");
+		err = tk_tool_check_run(runs[i].path, runs[i].args, env.timeout,
+					&runs[i].check);
+		if (err)
+			snprintf(runs[i].check.error, sizeof(runs[i].check.error),
+				 "%s: cannot run it: %s", runs[i].label, strerror(-err));
+		pthread_mutex_lock(&runs_lock);
+		runs[i].done = !tk_exiting();
+		runs[i].finished = true;
+		pthread_cond_broadcast(&run_finished);
+		pthread_mutex_unlock(&runs_lock);
+	}
+}
+
+static void run_tools(void)
+{
+	pthread_t tids[64];
+	int n = env.parallel < (long)n_runs ? (int)env.parallel : (int)n_runs, k, err;
+
+	workers_left = n;
+	for (k = 0; k < n; k++)
+		if ((err = pthread_create(&tids[k], NULL, dry_run_worker, NULL)))
+			tk_fail("cannot start a thread: %s", strerror(err));
+	for (size_t i = 0; i < n_runs; i++) {
+		pthread_mutex_lock(&runs_lock);
+		while (!runs[i].finished && workers_left)
+			pthread_cond_wait(&run_finished, &runs_lock);
+		pthread_mutex_unlock(&runs_lock);
+		if (runs[i].done && !tk_opts.json) {
+			print_tool_text(&runs[i]);
+			fflush(stdout);
+		}
+	}
+	for (k = 0; k < n; k++)
+		pthread_join(tids[k], NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct utsname u;
 	size_t i;
-	int f, err;
+	int f;
 
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
@@ -343,20 +415,7 @@ int main(int argc, char **argv)
 			printf("  (no tracekit tools there)\n");
 		fflush(stdout);
 	}
-	for (i = 0; i < n_runs && !tk_exiting(); i++) {
-		tk_info("running %s --dry-run%s%s", runs[i].path,
-			runs[i].args ? " " : "", runs[i].args ? runs[i].args[0] : "");
-		err = tk_tool_check_run(runs[i].path, runs[i].args, env.timeout,
-					&runs[i].check);
-		if (err)
-			snprintf(runs[i].check.error, sizeof(runs[i].check.error),
-				 "%s: cannot run it: %s", runs[i].label, strerror(-err));
-		runs[i].done = !tk_exiting();
-		if (runs[i].done && !tk_opts.json) {
-			print_tool_text(&runs[i]);
-			fflush(stdout);
-		}
-	}
+	run_tools();
 	if (tk_opts.json)
 		print_json(u.release);
 	if (fflush(stdout) || ferror(stdout))

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -59,30 +60,37 @@ FEATURE_OF = {"tp_btf": "tp_btf", "raw_tp": "raw_tp", "tp": "tracepoints",
 CAPS = {"CAP_SYS_ADMIN": 21, "CAP_SYS_RESOURCE": 24, "CAP_PERFMON": 38, "CAP_BPF": 39}
 
 
+def doctor_json():
+    r = run("tracekit-doctor", "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    (report,) = json_lines(r.stdout)
+    return report
+
+
+@pytest.fixture(scope="module")
+def json_report():
+    """The JSON report, with the mount state at the time. The kernel
+    matrix runs only tests of this one: a report of every tool costs
+    about 30 s under TCG, so the text is made only where it is tested."""
+    return doctor_json(), Path("/proc/self/mounts").read_text()
+
+
+@pytest.fixture(scope="module")
+def report(json_report):
+    return json_report[0]
+
+
 @pytest.fixture(scope="module")
 def reports():
     """The JSON report and the text report, made back to back so that both
     describe one state of the machine: tests between them run tools that
     mount tracefs on a fresh boot (the doctor itself mounts nothing), so a
-    report made earlier in the session can differ from the text made later.
-    The mount state at the time is kept with them."""
-    r = run("tracekit-doctor", "--json", timeout=300)
-    assert r.returncode == 0, r.stderr
-    (report,) = json_lines(r.stdout)
+    report made earlier in the session can differ from the text made later."""
+    report = doctor_json()
     t = run("tracekit-doctor", timeout=300)
     assert t.returncode == 0, t.stderr
     assert t.stderr == ""
-    return report, t.stdout, Path("/proc/self/mounts").read_text()
-
-
-@pytest.fixture(scope="module")
-def report(reports):
-    return reports[0]
-
-
-@pytest.fixture(scope="module")
-def text(reports):
-    return reports[1]
+    return report, t.stdout
 
 
 def features(report):
@@ -286,8 +294,8 @@ def test_lockdown_matches_securityfs(report):
 
 
 @pytest.mark.kernel
-def test_tracefs_state_matches_mounts(reports):
-    report, _, mounts = reports
+def test_tracefs_state_matches_mounts(json_report):
+    report, mounts = json_report
     f = features(report)["tracefs"]
     assert f["ok"], f["detail"]
     mounted = [line.split()[1] for line in mounts.splitlines()
@@ -357,8 +365,14 @@ def test_every_tool_is_reported(report):
 
 @pytest.mark.kernel
 def test_tool_reports_match_their_own_dry_run(report):
-    for label, t in report["tools"].items():
-        r = run(tool_of(label), "--dry-run", *ARGS.get(label, []), timeout=120)
+    # Eight at a time, as the doctor runs them: a dry run mostly waits
+    # for its probes' teardown.
+    labels = list(report["tools"])
+    with ThreadPoolExecutor(8) as pool:
+        results = pool.map(lambda label: run(tool_of(label), "--dry-run",
+                                             *ARGS.get(label, []), timeout=120), labels)
+    for label, r in zip(labels, results):
+        t = report["tools"][label]
         if t["ok"]:
             assert r.returncode == 0, (label, r.stderr)
             probes, transport = parse_dry_run(r.stdout)
@@ -396,7 +410,8 @@ def test_tools_and_features_say_the_same(report):
 
 # ---- text ----
 
-def test_text_sections_and_rows(report, text):
+def test_text_sections_and_rows(reports):
+    report, text = reports
     lines = text.splitlines()
     assert lines[0].startswith(f"Kernel {os.uname().release} {os.uname().machine} ")
     for heading in ("Features", "Process (pid "):
@@ -442,6 +457,8 @@ def test_verbose_lists_each_probe(report):
     (["--bogus"], "--bogus"),
     (["execsnoop"], "execsnoop"),
     (["--timeout"], "--timeout"),
+    (["--parallel", "0"], "--parallel"),
+    (["--parallel", "many"], "--parallel"),
 ])
 def test_usage_errors_exit_2_one_line(args, needle):
     r = run("tracekit-doctor", *args)
@@ -546,6 +563,31 @@ def test_runner_text_on_fake_tools(fake_bin):
         "  good                           yes  tp_btf (1 probe), raw_tp (1 probe); transport perf",
         "  hangs                          no   hangs: no answer within 1 s (killed by tracekit-doctor)",
     ]
+
+
+@pytest.mark.parametrize("parallel", ["2", "1"])
+def test_dry_runs_overlap_and_are_reported_in_order(fake_bin, parallel):
+    """Dry runs run at once (--parallel, default 8): "aa" answers only
+    once "zz" has started, which it can only if both run together; the
+    report keeps the order of names although zz finishes first. One at a
+    time, aa waits 10 s in vain and says so."""
+    for name in ("bad", "good", "funclatency", "hangs"):
+        (fake_bin / name).unlink()
+    ran = fake_bin / "ran"
+    (fake_bin / "aa").write_text(
+        "#!/bin/sh\n" + MARK + f"for i in $(seq 100); do [ -e {ran}/zz ] && "
+        "{ echo 'probe a tp_btf sched_switch'; exit 0; }; sleep 0.1; done\n"
+        "echo 'aa: zz never started' >&2; exit 1\n")
+    (fake_bin / "zz").write_text("#!/bin/sh\n" + MARK + f"touch {ran}/zz\n"
+                                 "echo 'probe z raw_tp sys_enter'\n")
+    for name in ("aa", "zz"):
+        (fake_bin / name).chmod(0o755)
+    r = subprocess.run([str(fake_bin / "tracekit-doctor"), "--timeout", "30",
+                        "--parallel", parallel], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    tools = r.stdout.split(f"Tools (in {fake_bin})\n")[1].splitlines()
+    aa = ("yes  tp_btf (1 probe)" if parallel == "2" else "no   aa: zz never started")
+    assert tools == [f"  {'aa':<20}  {aa}", f"  {'zz':<20}  yes  raw_tp (1 probe)"]
 
 
 def test_sigint_stops_the_running_tool(fake_bin):

@@ -99,6 +99,14 @@ def by_function(records, funcs, pid=None):
     return out
 
 
+def assert_stacks_kept(records):
+    """Every allocation's stack was recorded: none lost to the stack
+    map (a collision there once left a stack without frames)."""
+    loss = loss_record(records)
+    assert {k: loss[k] for k in ("stack_collisions", "stack_map_full", "stack_errors")} == \
+        {"stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0}, loss
+
+
 def kernel_log():
     return subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
 
@@ -159,6 +167,7 @@ def test_command_matches_valgrind(leaker, tmp_path):
     out, err, rc = run_command(leaker, tmp_path, "-j", "-T", "100")
     assert rc == 0, err
     records = json_lines(out)
+    assert_stacks_kept(records)
     assert by_function(records, leaker_functions(leaker)) == LEAKS
     pids = {r["pid"] for r in records if r["type"] == "stack"
             and r["user"][-1].split("+")[0] in LEAKS}
@@ -180,6 +189,7 @@ def test_pid_matches_valgrind(leaker):
         p.end()
     assert rc == 0, err
     records = json_lines(out)
+    assert_stacks_kept(records)
     assert by_function(records, leaker_functions(leaker)) == \
         {f: v for f, v in LEAKS.items() if f != "child_leak"}
     assert {r["pid"] for r in records if r["type"] == "stack"} == {p.pid}

@@ -47,7 +47,7 @@ class Daemon(Tool):
         if not config:
             write_config(self.config, syscalls=True, execs=True, runqlat=True,
                          tcpconnect=False, vfsstat=False, tcpstates=False, drops=False,
-                         retrans=False)
+                         retrans=False, hardirqs=False, softirqs=False, runqlen=False)
         super().__init__(NAME, "--config", self.config,
                          "--listen", f"127.0.0.1:{self.port}", *args, env=env)
 
@@ -383,7 +383,7 @@ def test_check_config_of_the_shipped_file():
     assert res.returncode == 0, res.stderr
     assert res.stdout == (f"{ROOT}/tools/tracekitd.conf: valid (listen 127.0.0.1:9949, "
                           "max_series 1000, collectors: syscalls execs runqlat tcpconnect vfsstat "
-                          "tcpstates drops retrans)\n")
+                          "tcpstates drops retrans hardirqs softirqs runqlen)\n")
 
 
 def test_missing_config_given_is_an_error():

@@ -196,7 +196,8 @@ def test_collectors_switched_off_are_absent(tmp_path):
     health series, no metrics of theirs."""
     conf = tmp_path / "c.conf"
     write_config(conf, syscalls=True, execs=False, runqlat=False, tcpconnect=False,
-                 vfsstat=False, tcpstates=False, drops=False, retrans=False)
+                 vfsstat=False, tcpstates=False, drops=False, retrans=False,
+                 hardirqs=False, softirqs=False, runqlen=False)
     with Daemon(config=str(conf)) as d:
         text = d.scrape()
     s = samples(text)
@@ -221,7 +222,8 @@ def test_default_config_runs_tcpstates_drops_and_retrans_not_netdev():
 @pytest.mark.parametrize("content,line", [
     ("[collectors]\ntcpretrans = yes\n",
      ":2: unknown collector 'tcpretrans' (syscalls, execs, runqlat, tcpconnect, vfsstat, "
-     "block, fs, tcpstates, netdev, drops, retrans; fs_types)"),
+     "block, fs, tcpstates, netdev, drops, retrans, hardirqs, softirqs, cpudist, runqlen; "
+     "fs_types)"),
     ("[collectors]\nnetdev = maybe\n", ":2: netdev: bad value 'maybe' (yes or no)"),
 ])
 def test_bad_network_collector_config_is_one_line(tmp_path, content, line):

@@ -14,11 +14,13 @@
 #define STUB(n) const struct collector collector_##n = { .name = #n };
 STUB(syscalls) STUB(execs) STUB(runqlat) STUB(tcpconnect) STUB(vfsstat) STUB(block) STUB(fs)
 STUB(tcpstates) STUB(netdev) STUB(drops) STUB(retrans)
+STUB(hardirqs) STUB(softirqs) STUB(cpudist) STUB(runqlen)
 const struct collector *const collectors[N_COLLECTORS] = {
 	&collector_syscalls, &collector_execs, &collector_runqlat,
 	&collector_tcpconnect, &collector_vfsstat, &collector_block, &collector_fs,
 	&collector_tcpstates, &collector_netdev, &collector_drops,
 	&collector_retrans,
+	&collector_hardirqs, &collector_softirqs, &collector_cpudist, &collector_runqlen,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -177,7 +177,7 @@ static int on_key(void *user, const char *section, const char *key,
 		if ((i = collector_index(key)) < 0) {
 			snprintf(p->err, sizeof(p->err),
 				 "unknown collector '%s' (syscalls, execs, runqlat, tcpconnect, vfsstat, block, fs, "
-				 "tcpstates, netdev, drops, retrans; fs_types)",
+				 "tcpstates, netdev, drops, retrans, hardirqs, softirqs, cpudist, runqlen; fs_types)",
 				 key);
 			return 0;
 		}

@@ -33,6 +33,10 @@ const struct collector *const collectors[N_COLLECTORS] = {
 	[COLLECT_NETDEV] = &collector_netdev,
 	[COLLECT_DROPS] = &collector_drops,
 	[COLLECT_RETRANS] = &collector_retrans,
+	[COLLECT_HARDIRQS] = &collector_hardirqs,
+	[COLLECT_SOFTIRQS] = &collector_softirqs,
+	[COLLECT_CPUDIST] = &collector_cpudist,
+	[COLLECT_RUNQLEN] = &collector_runqlen,
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -108,13 +112,14 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 static const char doc[] =
 	"Count syscalls, execs, run queue latency, TCP connects, VFS calls, block I/O, "
 	"file system operation latency, TCP state changes and retransmits, network "
-	"device packets and packet drops with BPF, always on, and serve them to Prometheus at "
+	"device packets and packet drops, interrupt time, on-CPU time and run queue length with BPF, always on, and serve them to Prometheus at "
 	"http://" TRACEKITD_DEFAULT_LISTEN "/metrics.\v"
 	"The configuration is an INI file:\n\n"
 	"  [tracekitd]\n  listen = 127.0.0.1:9949\n  max_series = 1000\n  strict = no\n\n"
 	"  [collectors]\n  syscalls = yes\n  execs = yes\n  runqlat = yes\n"
 	"  tcpconnect = yes\n  vfsstat = yes\n  block = no\n  fs = no\n"
-	"  fs_types = ext4 xfs\n  tcpstates = yes\n  netdev = no\n  drops = yes\n  retrans = yes\n\n"
+	"  fs_types = ext4 xfs\n  tcpstates = yes\n  netdev = no\n  drops = yes\n  retrans = yes\n"
+	"  hardirqs = yes\n  softirqs = yes\n  cpudist = no\n  runqlen = yes\n\n"
 	"fs_types: the fs collector's file systems (default: ext4 xfs btrfs nfs, "
 	"those the kernel has).\n"
 	"Options override the file. SIGHUP reloads it; SIGTERM detaches everything "

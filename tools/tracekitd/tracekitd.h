@@ -29,6 +29,10 @@ enum collector_id {
 	COLLECT_NETDEV,
 	COLLECT_DROPS,
 	COLLECT_RETRANS,
+	COLLECT_HARDIRQS,
+	COLLECT_SOFTIRQS,
+	COLLECT_CPUDIST,
+	COLLECT_RUNQLEN,
 	N_COLLECTORS,
 };
 
@@ -73,6 +77,8 @@ extern const struct collector collector_syscalls, collector_execs,
 	collector_runqlat, collector_tcpconnect, collector_vfsstat, collector_block,
 	collector_fs, collector_tcpstates, collector_netdev, collector_drops,
 	collector_retrans;
+extern const struct collector collector_hardirqs, collector_softirqs,
+	collector_cpudist, collector_runqlen;
 extern const struct collector *const collectors[N_COLLECTORS];
 
 /* A collector's skeleton NAME (bpftool's NAME, NAME__destroy): defines
@@ -122,6 +128,13 @@ struct capped {
 void capped_sample(FILE *f, struct capped *c, unsigned long long n,
 		   const char *const *labels, int nlabels);
 void capped_end(FILE *f, struct capped *c, const char *const *names, int nlabels);
+
+/* collect_irqs.c: hardirqs' or softirqs' map irqs (keys: names, or
+ * softirq vector numbers) as the counter families seconds (time) and
+ * runs, labelled label; tool names a read error. */
+void irqs_write(FILE *f, struct bpf_map *map, bool softirq, const char *tool,
+		const char *label, const char *seconds, const char *seconds_help,
+		const char *runs, const char *runs_help);
 
 /* http.c */
 int http_start(const char *listen, char *err, size_t errlen);

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/* klockstat: how long tasks wait for kernel sleeping locks (mutexes,
+ * rwsems, semaphores) and how long they hold mutexes, by the kernel stack
+ * of the lock call (userspace picks the caller out of it).
+ *
+ * Two ways, chosen by the loader:
+ *  - tracepoints lock:contention_begin / contention_end (Linux 5.19+):
+ *    the wait of each contended acquisition of a sleeping lock (spin
+ *    locks are left out: their flags say LCB_F_SPIN without
+ *    LCB_F_MUTEX), with the stack taken at contention_begin;
+ *  - kernel functions mutex_lock (entry and return) and mutex_unlock:
+ *    hold times (lock's return to unlock), and, where the kernel has no
+ *    such tracepoints (kf_wait), the time of every mutex_lock call as
+ *    its wait, as bcc's klockstat times it. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "klockstat.h"
+#include "tk_filter.bpf.h"
+#include "tk_loss.bpf.h"
+
+/* include/trace/events/lock.h */
+#define LCB_F_SPIN  (1U << 0)
+#define LCB_F_MUTEX (1U << 5)
+
+const volatile bool per_thread = false;      /* -P: rows by thread, no stacks */
+const volatile __u64 target_lock = 0;        /* -L: only this lock */
+const volatile bool kf_wait = false;         /* waits from mutex_lock calls */
+
+/* A thread's contended acquisition under way (tracepoints), by kernel tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, u32);
+	__type(value, struct klock_start);
+} wait_start SEC(".maps");
+
+/* A thread's mutex_lock call under way (kernel functions), by kernel tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, u32);
+	__type(value, struct klock_start);
+} call_start SEC(".maps");
+
+/* A mutex held: since when, and the stack of its lock call. */
+struct hold_key {
+	u64 lock;
+	u32 tid;
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct hold_key);
+	__type(value, struct klock_start);
+} hold_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, struct klock_key);
+	__type(value, struct klock_stat);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct klock_key);
+} scratch SEC(".maps");
+
+/* Zeroed initial values for tk_lookup_or_init. */
+struct klock_start zero_start = {};
+struct klock_stat zero_stat = {};
+
+static __always_inline void record(u32 kind, const struct klock_start *st, u64 delta)
+{
+	struct klock_stat *s;
+	struct klock_key *key;
+	u64 pid_tgid;
+	u32 zero = 0;
+
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return;
+	pid_tgid = tk_pid_tgid();
+	if (per_thread) {
+		__builtin_memset(key->frames, 0, sizeof(key->frames));
+		key->tid = (u32)pid_tgid;
+	} else {
+		__builtin_memcpy(key->frames, st->frames, sizeof(key->frames));
+		key->tid = 0;
+	}
+	key->kind = kind;
+	s = tk_lookup_or_init(&stats, key, &zero_stat);
+	if (!s)
+		return;
+	__sync_fetch_and_add(&s->count, 1);
+	__sync_fetch_and_add(&s->total_ns, delta);
+	if (delta > s->max_ns) {
+		s->max_ns = delta;
+		s->max_lock = st->lock;
+		s->max_pid = pid_tgid >> 32;
+		s->max_tid = (u32)pid_tgid;
+		bpf_get_current_comm(s->max_comm, sizeof(s->max_comm));
+	}
+}
+
+/* Where a call starts: the time, the lock and the stack. */
+static __always_inline void start(void *ctx, void *map, u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct klock_start *st;
+
+	st = tk_lookup_or_init(map, &tid, &zero_start);
+	if (!st)
+		return;
+	st->ts = bpf_ktime_get_ns();
+	st->lock = lock;
+	if (!per_thread &&
+	    bpf_get_stack(ctx, st->frames, sizeof(st->frames), 0) < 0)
+		st->frames[0] = 0;
+}
+
+static __always_inline bool lock_wanted(u64 lock)
+{
+	if (target_lock && lock != target_lock)
+		return false;
+	return tk_task_wanted();
+}
+
+/* ---- tracepoints: the waits of contended acquisitions ---- */
+
+static __always_inline int on_begin(void *ctx, u64 lock, unsigned int flags)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct klock_start *st;
+
+	if ((flags & LCB_F_SPIN) && !(flags & LCB_F_MUTEX))
+		return 0;  /* a spin lock */
+	if (!lock_wanted(lock))
+		return 0;
+	/* A mutex says begin twice, as it starts spinning and again as
+	 * it goes to sleep: the wait is from the first. */
+	st = bpf_map_lookup_elem(&wait_start, &tid);
+	if (st && st->lock == lock)
+		return 0;
+	start(ctx, &wait_start, lock);
+	return 0;
+}
+
+static __always_inline int on_end(u64 lock)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct klock_start *st;
+	u64 now = bpf_ktime_get_ns();
+
+	st = bpf_map_lookup_elem(&wait_start, &tid);
+	if (!st || st->lock != lock)
+		return 0;  /* not a wait we timed (a spin lock's) */
+	if (now > st->ts)
+		record(KLOCK_WAIT, st, now - st->ts);
+	bpf_map_delete_elem(&wait_start, &tid);
+	return 0;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(contention_begin_tp_btf, void *lock, unsigned int flags)
+{
+	return on_begin(ctx, (u64)lock, flags);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(contention_begin_raw_tp, void *lock, unsigned int flags)
+{
+	return on_begin(ctx, (u64)lock, flags);
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(contention_end_tp_btf, void *lock, int ret)
+{
+	return on_end((u64)lock);
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(contention_end_raw_tp, void *lock, int ret)
+{
+	return on_end((u64)lock);
+}
+
+/* ---- kernel functions: hold times (and waits without tracepoints) ---- */
+
+static __always_inline int on_lock_enter(void *ctx, u64 lock)
+{
+	if (lock_wanted(lock))
+		start(ctx, &call_start, lock);
+	return 0;
+}
+
+static __always_inline int on_lock_exit(void)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	struct hold_key hk = {};
+	struct klock_start *st;
+	u64 now = bpf_ktime_get_ns();
+
+	st = bpf_map_lookup_elem(&call_start, &tid);
+	if (!st)
+		return 0;
+	if (kf_wait && now > st->ts)
+		record(KLOCK_WAIT, st, now - st->ts);
+	st->ts = now;
+	hk.lock = st->lock;
+	hk.tid = tid;
+	if (bpf_map_update_elem(&hold_start, &hk, st, BPF_ANY))
+		tk_count_loss(TK_LOSS_MAP_FULL);
+	bpf_map_delete_elem(&call_start, &tid);
+	return 0;
+}
+
+static __always_inline int on_unlock(u64 lock)
+{
+	struct hold_key hk = { .lock = lock, .tid = (u32)bpf_get_current_pid_tgid() };
+	struct klock_start *st;
+	u64 now = bpf_ktime_get_ns();
+
+	st = bpf_map_lookup_elem(&hold_start, &hk);
+	if (!st)
+		return 0;  /* locked before tracing, or not by mutex_lock */
+	if (now > st->ts)
+		record(KLOCK_HOLD, st, now - st->ts);
+	bpf_map_delete_elem(&hold_start, &hk);
+	return 0;
+}
+
+SEC("fentry/mutex_lock")
+int BPF_PROG(lock_enter_fentry, struct mutex *lock)
+{
+	return on_lock_enter(ctx, (u64)lock);
+}
+
+SEC("kprobe/mutex_lock")
+int BPF_KPROBE(lock_enter_kprobe, struct mutex *lock)
+{
+	return on_lock_enter(ctx, (u64)lock);
+}
+
+SEC("fexit/mutex_lock")
+int BPF_PROG(lock_exit_fexit, struct mutex *lock)
+{
+	return on_lock_exit();
+}
+
+SEC("kretprobe/mutex_lock")
+int BPF_KRETPROBE(lock_exit_kretprobe)
+{
+	return on_lock_exit();
+}
+
+SEC("fentry/mutex_unlock")
+int BPF_PROG(unlock_fentry, struct mutex *lock)
+{
+	return on_unlock((u64)lock);
+}
+
+SEC("kprobe/mutex_unlock")
+int BPF_KPROBE(unlock_kprobe, struct mutex *lock)
+{
+	return on_unlock((u64)lock);
+}
+
+char LICENSE[] SEC("license") = "GPL";

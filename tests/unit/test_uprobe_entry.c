@@ -1,0 +1,94 @@
+/* Unit tests of libtrace/uprobe_entry.c: an entry probe moves past a
+ * leading `test reg,reg` onto the jump the kernel emulates, and nowhere
+ * else. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "uprobe_entry.h"
+
+#define TMPDIR_TEMPLATE "/tmp/tk-uprobe-entry-XXXXXX"
+#include "tmpdir.h"
+
+/* The offset chosen for code placed at offset 16 of a file. */
+static unsigned long long offset_for(const unsigned char *code, size_t len)
+{
+	char path[PATH_MAX];
+	unsigned char buf[64] = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/code", tmpdir);
+	memcpy(buf + 16, code, len);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, 16 + len, f), 16 + len);
+	fclose(f);
+	return tk_uprobe_entry_offset(path, 16);
+}
+
+static void test_glibc_free_moves_to_its_je(void **state)
+{
+	/* test %rdi,%rdi; je rel32: glibc 2.41's free */
+	const unsigned char code[] = { 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0, 0, 0 };
+
+	(void)state;
+#ifdef __x86_64__
+	assert_int_equal(offset_for(code, sizeof(code)), 19);
+#else
+	assert_int_equal(offset_for(code, sizeof(code)), 16);
+#endif
+}
+
+static void test_short_jcc_and_extended_registers(void **state)
+{
+	const unsigned char r12[] = { 0x4d, 0x85, 0xe4, 0x74, 0x10 };  /* test %r12,%r12; je */
+	const unsigned char rsi[] = { 0x48, 0x85, 0xf6, 0x75, 0x10 };  /* test %rsi,%rsi; jne */
+
+	(void)state;
+#ifdef __x86_64__
+	assert_int_equal(offset_for(r12, sizeof(r12)), 19);
+	assert_int_equal(offset_for(rsi, sizeof(rsi)), 19);
+#endif
+}
+
+static void test_anything_else_stays(void **state)
+{
+	const unsigned char push[] = { 0x41, 0x54, 0x55, 0x53, 0x48 };      /* malloc: push %r12 */
+	const unsigned char two_regs[] = { 0x48, 0x85, 0xf7, 0x74, 0x10 };  /* test %rsi,%rdi */
+	const unsigned char mixed[] = { 0x4c, 0x85, 0xff, 0x74, 0x10 };     /* test %r15,%rdi */
+	const unsigned char no_jump[] = { 0x48, 0x85, 0xff, 0x55, 0x53 };   /* test; push */
+	const unsigned char test32[] = { 0x85, 0xff, 0x74, 0x10, 0x90 };    /* test %edi,%edi */
+
+	(void)state;
+	assert_int_equal(offset_for(push, sizeof(push)), 16);
+	assert_int_equal(offset_for(two_regs, sizeof(two_regs)), 16);
+	assert_int_equal(offset_for(mixed, sizeof(mixed)), 16);
+	assert_int_equal(offset_for(no_jump, sizeof(no_jump)), 16);
+	assert_int_equal(offset_for(test32, sizeof(test32)), 16);
+}
+
+static void test_unreadable_or_short_file_stays(void **state)
+{
+	const unsigned char cut[] = { 0x48, 0x85, 0xff, 0x0f };  /* ends mid-instruction */
+
+	(void)state;
+	assert_int_equal(tk_uprobe_entry_offset("/nonexistent/libc.so.6", 16), 16);
+	assert_int_equal(offset_for(cut, sizeof(cut)), 16);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_glibc_free_moves_to_its_je),
+		cmocka_unit_test(test_short_jcc_and_extended_registers),
+		cmocka_unit_test(test_anything_else_stays),
+		cmocka_unit_test(test_unreadable_or_short_file_stays),
+	};
+
+	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
+}
