@@ -12,6 +12,12 @@
  *               microseconds from before the first round to after the
  *               last (CLOCK_MONOTONIC, as bpf_ktime_get_ns), and the
  *               child's pid.
+ *   pipe N MS late
+ *               the same, but the child answers each marked round only
+ *               once the parent sleeps in read(2) for the answer, so the
+ *               parent blocks N times woken by the child's write (left
+ *               alone, a child woken on the parent's CPU may preempt it
+ *               and answer before the parent reads: then it never blocks).
  *
  * So each of the child's N blocks woken by tk_waker_marked_write lasts
  * at least MS ms (it slept before the sleep began), and all N begin
@@ -36,14 +42,19 @@
 static int to_child[2], to_parent[2];
 static pid_t child;
 
+static void wait_reading(pid_t pid);
+
 __attribute__((noinline)) long tk_wakee_marked_read(int fd, char *c)
 {
 	return raw_syscall3(SYS_read, fd, (long)c, 1);
 }
 
+/* The byte the marked write sends: 'l' asks for a late answer. */
+static char round_byte = 'w';
+
 __attribute__((noinline)) long tk_waker_marked_write(int fd)
 {
-	char c = 'w';
+	char c = round_byte;
 
 	return raw_syscall3(SYS_write, fd, (long)&c, 1);
 }
@@ -63,9 +74,12 @@ static void wakee_loop(pid_t parent)
 	prctl(PR_SET_NAME, "tk-wakee");
 	if (write(to_parent[1], "u", 1) != 1)
 		exit(3);
-	while (tk_wakee_marked_read(to_child[0], &c) == 1)
+	while (tk_wakee_marked_read(to_child[0], &c) == 1) {
+		if (c == 'l')
+			wait_reading(parent);
 		if (write(to_parent[1], &c, 1) != 1)
 			exit(3);
+	}
 	exit(0);
 }
 
@@ -77,9 +91,12 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-/* Until the child sleeps in read(2): state S in /proc/PID/stat, and the
- * read's number first in /proc/PID/syscall. */
-static void wait_child_reading(void)
+/* Until pid sleeps in read(2): state S in /proc/PID/stat, and the
+ * read's number first in /proc/PID/syscall (a task preempted before its
+ * read shows "running" there). Not /proc/PID/wchan, which would also
+ * say the task left its run queue: before 5.16 it reads nothing on
+ * kernels built with the ORC unwinder, as Debian's 5.10 is. */
+static void wait_reading(pid_t pid)
 {
 	char path[64], buf[256], *p;
 	FILE *f;
@@ -87,13 +104,13 @@ static void wait_child_reading(void)
 	for (;;) {
 		bool s = false, rd = false;
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", child);
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 		if ((f = fopen(path, "r"))) {
 			if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
 				s = p[1] == ' ' && p[2] == 'S';
 			fclose(f);
 		}
-		snprintf(path, sizeof(path), "/proc/%d/syscall", child);
+		snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
 		if ((f = fopen(path, "r"))) {
 			if (fgets(buf, sizeof(buf), f))
 				rd = atol(buf) == SYS_read && buf[0] != '-';
@@ -118,7 +135,7 @@ static void waker_round(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-	wait_child_reading();
+	wait_reading(child);
 	nanosleep(&ts, NULL);
 	if (tk_waker_marked_write(to_child[1]) != 1)
 		exit(3);
@@ -127,8 +144,9 @@ static void waker_round(long ms)
 
 int main(void)
 {
-	char line[128];
+	char line[128], mode[8];
 	long n, ms;
+	int words;
 	pid_t parent;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -146,9 +164,12 @@ int main(void)
 	answer();  /* the child is up */
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
-		if (sscanf(line, "pipe %ld %ld", &n, &ms) == 2) {
+		mode[0] = 0;
+		words = sscanf(line, "pipe %ld %ld %7s", &n, &ms, mode);
+		if (words == 2 || (words == 3 && !strcmp(mode, "late"))) {
 			double t0 = now_us();
 
+			round_byte = words == 3 ? 'l' : 'w';
 			if (write(to_child[1], "p", 1) != 1)
 				return 3;
 			answer();
