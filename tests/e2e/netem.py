@@ -35,6 +35,20 @@ def nstat(ns, name):
     return json.loads(out)["kernel"][name]
 
 
+def retrans_counts(ns):
+    """(TcpRetransSegs, TcpExtTCPRetransFail) of the namespace. The
+    kernel counts a retransmit in TcpRetransSegs before it transmits it
+    (__tcp_retransmit_skb), and a transmit that then fails (a full queue
+    on the way out: -ENOBUFS) in TCPRetransFail too; tcp:tcp_retransmit_skb
+    sees only the ones sent (since 6.16 it fires for failures too, with
+    err, which tcpretrans skips). The segments that left the namespace
+    are the first less the second."""
+    out = subprocess.run(ns.argv("nstat", "-asz", "--json"), check=True, capture_output=True,
+                         text=True).stdout
+    kernel = json.loads(out)["kernel"]
+    return kernel["TcpRetransSegs"], kernel["TcpExtTCPRetransFail"]
+
+
 def drop_inbound(ns, ip, port):
     """Drop every TCP packet coming into the namespace for local port
     PORT (its peer's ACKs), with what this repository's host kernel has:

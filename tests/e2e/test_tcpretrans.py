@@ -3,7 +3,8 @@ sender in another (netem.Flow) whose peer's ACKs the test drops for a
 while (netem.drop_inbound): the sender retransmits, and each retransmit
 is reported for that flow, in the state ESTABLISHED; -c's count for the
 flow is at least the growth of the namespace's own TcpRetransSegs
-(nstat), the kernel's count of the same segments. A clean flow has
+(nstat), the kernel's count of the same segments, less its failed ones
+(TCPRetransFail: counted before the transmit failed). A clean flow has
 none. In the kernel matrix, netem loss on the sender's packets does the
 same with random losses."""
 import re
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from conftest import Tool, json_lines, loss_record, run
-from netem import Flow, drop_inbound, netem, nstat, undrop_inbound
+from netem import Flow, drop_inbound, netem, nstat, retrans_counts, undrop_inbound
 from netns import Client, Server, transfer
 
 METHODS = ["tp_btf", "raw_tp", "tp"]
@@ -51,9 +52,11 @@ def wait_retrans(ns, before, at_least, timeout=60):
 def lossy_transfer(ns, f, n=20000, retrans=3):
     """Connect; drop the receiver's ACKs while the sender sends n bytes
     until it has retransmitted `retrans` segments; then let them through
-    and close. Returns the growth of the namespace's TcpRetransSegs."""
+    and close. Returns how much the namespace's retransmit counters grew
+    (netem.retrans_counts: segments, failed)."""
     f.connect()
     before = nstat(ns, "TcpRetransSegs")
+    counts = retrans_counts(ns)
     drop_inbound(ns, f.ip, f.port)
     try:
         f.send(n, wait=False)   # what passes the window before ACKs come
@@ -62,7 +65,7 @@ def lossy_transfer(ns, f, n=20000, retrans=3):
         undrop_inbound(ns)
     f.received()
     f.close()
-    return nstat(ns, "TcpRetransSegs") - before
+    return tuple(b - a for a, b in zip(counts, retrans_counts(ns)))
 
 
 @pytest.mark.kernel
@@ -75,19 +78,27 @@ def test_retransmits_of_a_flow(netns, method, ip):
     env = {"TRACEKIT_ATTACH": method}
     with Flow(netns, ip) as f, Tool("tcpretrans", "-j", "-v", env=env) as t, \
             Tool("tcpretrans", "-j", "-c", env=env) as c:
-        grew = lossy_transfer(netns, f)
+        segs, failed = lossy_transfer(netns, f)
         out, err, rc = t.stop()
         assert rc == 0, err
         out_c, err_c, rc = c.stop()
         assert rc == 0, err_c
     assert f"tcpretrans: probe retrans: {method} {TARGET[method]}" in err.splitlines(), err
     events = of_flow(records(out), f)
-    assert events and {(r["type"], r["state"]) for r in events} == {("retransmit", "ESTABLISHED")}
-    assert all(r["segments"] >= 1 and r["pid"] >= 0 for r in events), events
     (flow,) = of_flow(records(out_c), f)
-    assert flow["type"] == "flow" and flow["segments"] >= grew >= 3, (flow, grew)
-    assert flow["segments"] == sum(r["segments"] for r in events), (flow, events)
-    assert flow["retransmits"] == len(events)
+    # Every segment the kernel counts as retransmitted and not failed.
+    grew = segs - failed
+    # What a rare failure needs to be understood (one in about 35 runs
+    # of this file has failed here, not yet explained): both tools' loss
+    # records, the kernel's counters, and the events.
+    why = (flow, {"TcpRetransSegs": segs, "TCPRetransFail": failed},
+           json_lines(out)[-1], json_lines(out_c)[-1], events)
+    assert events and {(r["type"], r["state"]) for r in events} == \
+        {("retransmit", "ESTABLISHED")}, why
+    assert all(r["segments"] >= 1 and r["pid"] >= 0 for r in events), why
+    assert flow["type"] == "flow" and flow["segments"] >= grew and segs >= 3, why
+    assert flow["segments"] == sum(r["segments"] for r in events), why
+    assert flow["retransmits"] == len(events), why
 
 
 @pytest.mark.kernel
@@ -160,23 +171,24 @@ def test_netem_loss(netns, ip):
     with Flow(netns, ip) as f, Tool("tcpretrans", "-j") as t, \
             Tool("tcpretrans", "-j", "-c") as c:
         f.connect()
-        before = nstat(netns, "TcpRetransSegs")
+        before = retrans_counts(netns)
         netem(netns, "loss", f"{LOSS_PCT}%", change=True)
         try:
             f.send(500000)  # at 20% loss, hundreds of retransmits; 2 MB took 30 s under TCG
         finally:
             netem(netns, "loss", "0%", change=True)
         f.close()
-        grew = nstat(netns, "TcpRetransSegs") - before
+        segs, failed = (b - a for a, b in zip(before, retrans_counts(netns)))
+        grew = segs - failed   # as in test_retransmits_of_a_flow
         out, err, rc = t.stop()
         assert rc == 0, err
         out_c, err, rc = c.stop()
         assert rc == 0, err
-    assert grew > 0
+    assert segs > 0
     events = of_flow(records(out), f)
     assert events and all(r["type"] == "retransmit" for r in events)
     (flow,) = of_flow(records(out_c), f)
-    assert flow["segments"] >= grew, (flow, grew)
+    assert flow["segments"] >= grew, (flow, segs, failed, json_lines(out_c)[-1])
 
 
 @pytest.mark.parametrize("args,words", [
