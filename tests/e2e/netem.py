@@ -28,11 +28,17 @@ def netem(ns, *spec, change=False):
     assert r.returncode == 0, f"tc netem {' '.join(spec)}: {r.stderr.strip()}"
 
 
-def nstat(ns, name):
-    """The namespace's own counter NAME (nstat -asz: absolute, every one, no history file written)."""
+def counters(ns):
+    """The namespace's own counters by name (nstat -asz: absolute, every
+    one, no history file written)."""
     out = subprocess.run(ns.argv("nstat", "-asz", "--json"), check=True, capture_output=True,
                          text=True).stdout
-    return json.loads(out)["kernel"][name]
+    return json.loads(out)["kernel"]
+
+
+def nstat(ns, name):
+    """The namespace's own counter NAME."""
+    return counters(ns)[name]
 
 
 def retrans_counts(ns):
@@ -43,9 +49,7 @@ def retrans_counts(ns):
     sees only the ones sent (since 6.16 it fires for failures too, with
     err, which tcpretrans skips). The segments that left the namespace
     are the first less the second."""
-    out = subprocess.run(ns.argv("nstat", "-asz", "--json"), check=True, capture_output=True,
-                         text=True).stdout
-    kernel = json.loads(out)["kernel"]
+    kernel = counters(ns)
     return kernel["TcpRetransSegs"], kernel["TcpExtTCPRetransFail"]
 
 
