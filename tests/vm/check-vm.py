@@ -23,6 +23,10 @@ Settings (environment, or make variables on make's command line):
   VM_SCOPE        "kernel" (default): only tests marked kernel, whose
                   result can differ between kernels (tests/e2e/conftest.py
                   says which); "all": the whole suite, as the host runs it
+  VM_HOST_COVERS  the series whose VMs run only the tests marked kernel
+                  that the host's last make check did not pass
+                  (BUILD/e2e/junit.xml); default the newest series, when
+                  the host's kernel is newer; "" for none
   VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
                   test files (tests/e2e/test_x.py) replaces tests/e2e
   VM_JOBS         VMs run at once (default 2)
@@ -442,7 +446,7 @@ def summary(r):
 
 def collect(pytest_args):
     """The test ids the guests would run, collected on the host (the files
-    and marks are the same there): {file: number of tests}."""
+    and marks are the same there), in the suite's order."""
     out = subprocess.run(
         ["/usr/bin/python3", "-m", "pytest", "--collect-only", "-q",
          "-p", "no:cacheprovider", "tests/e2e", *pytest_args],
@@ -450,12 +454,43 @@ def collect(pytest_args):
         text=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     if out.returncode != 0:
         die("collecting the suite on the host failed:\n" + out.stdout[-3000:])
+    return [line for line in out.stdout.splitlines()
+            if "::" in line and line.startswith("tests/")]
+
+
+def per_file(ids):
+    """{file: number of tests} of test ids."""
     files = {}
-    for line in out.stdout.splitlines():
-        if "::" in line and line.startswith("tests/"):
-            f = line.split("::", 1)[0]
-            files[f] = files.get(f, 0) + 1
+    for i in ids:
+        f = i.split("::", 1)[0]
+        files[f] = files.get(f, 0) + 1
     return files
+
+
+def version(release):
+    """(major, minor) of a kernel release or series: "6.18.1-x" -> (6, 18)."""
+    m = re.match(r"(\d+)\.(\d+)", release)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def host_passed(junit_path, bin_dir):
+    """The test ids the host's last `make check` passed, or (None, why
+    not) when its results are missing or older than the tools or the
+    tests (they would not speak for what is built now)."""
+    try:
+        when = os.path.getmtime(junit_path)
+    except OSError:
+        return None, f"no host results at {junit_path}"
+    newer = [p for d in (bin_dir, os.path.join(ROOT, "tests", "e2e"))
+             for p in glob.glob(os.path.join(d, "**", "*"), recursive=True)
+             if os.path.isfile(p) and "__pycache__" not in p
+             and os.path.getmtime(p) > when]
+    if newer:
+        return None, f"{junit_path} is older than {os.path.relpath(newer[0], ROOT)}"
+    r = junit.read(junit_path)
+    if r is None:
+        return None, f"{junit_path} is cut short"
+    return {i for i, outcome, _ in r["cases"] if outcome == "passed"}, None
 
 
 def last_seconds(vmdir, release):
@@ -521,6 +556,43 @@ def merge(release, vmdir, parts):
     return r
 
 
+# ------------------------------------------------ what the host ran
+
+def host_covers(kernels, scope, named):
+    """The series whose tests the host's own run stands for, or None.
+
+    The newest series of the matrix, when the host runs a newer kernel:
+    what that kernel shares with the older series the matrix runs in full,
+    and what is new in it the host shares. So it runs only the tests
+    marked kernel that the host did not pass (kernel functions, which this
+    host cannot trace, and what the host skipped or failed). VM_HOST_COVERS
+    names another series, or none ("")."""
+    setting = os.environ.get("VM_HOST_COVERS")
+    if scope != "kernel" or named:
+        return None
+    if setting is not None:
+        if setting and setting not in SERIES:
+            die(f"VM_HOST_COVERS: unknown kernel series {setting!r} "
+                f"(known: {' '.join(SERIES)})")
+        return setting if setting in kernels else None
+    newest = max(kernels, key=version)
+    return newest if version(os.uname().release) > version(newest) else None
+
+
+def beyond_host(ids, info, args):
+    """Of ids, those the host's last run did not pass; all of them, said
+    why, where that run cannot speak for what is built now."""
+    passed, why = host_passed(args.host_results, args.bin)
+    if passed is None:
+        say(f"{info['release']}: every test marked kernel ({why})")
+        return ids
+    mine = [i for i in ids if i not in passed]
+    say(f"{info['release']}: the {len(mine)} tests marked kernel that the host "
+        f"({os.uname().release}) did not pass; it passed the other {len(ids) - len(mine)} "
+        f"({os.path.relpath(args.host_results, ROOT)})")
+    return mine
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -537,6 +609,8 @@ def main():
     ap.add_argument("--memory", default=os.environ.get("VM_MEMORY") or "2G")
     ap.add_argument("--timeout", type=int,
                     default=int(os.environ.get("VM_TIMEOUT") or 2400))
+    ap.add_argument("--host-results", help="the host's JUnit XML of tests/e2e "
+                    "(default BUILD/e2e/junit.xml, written by make check)")
     ap.add_argument("--fetch-only", action="store_true",
                     help="install and fetch what is missing, boot nothing")
     args = ap.parse_args()
@@ -554,6 +628,8 @@ def main():
     args.build = os.path.abspath(args.build)
     args.bin = os.path.abspath(args.bin)
     args.vmdir = os.path.join(args.build, "vm")
+    args.host_results = os.path.abspath(
+        args.host_results or os.path.join(args.build, "e2e", "junit.xml"))
     for path in (ROOT, args.build, args.bin):
         if any(c.isspace() or c in "'\"\\$`;&|<>()*?[]" for c in path):
             die(f"{path}: virtme-ng passes paths through a shell; use a plain path")
@@ -587,24 +663,34 @@ def main():
     # Naming test files (VM_PYTEST_ARGS) runs them in one VM per kernel.
     named = any(a.startswith("tests/") and os.path.exists(os.path.join(ROOT, a.split("::")[0]))
                 for a in shlex.split(os.environ.get("VM_PYTEST_ARGS", "")))
-    files = collect(pytest_args) if args.shards > 1 and not named else None
-    if files == {}:
+    covers = host_covers(kernels, scope, named)
+    ids = collect(pytest_args) if (args.shards > 1 or covers) and not named else None
+    if ids == []:
         die("no test is selected: " + shlex.join(["-m", "kernel"] + pytest_args))
     jobs = []   # (kernel index, shard or None, weight)
+    skipped = {}   # kernel index: why it boots no VM
     for i, info in enumerate(infos):
         res = os.path.join(args.vmdir, "results", info["release"])
-        if not files:
-            shutil.rmtree(res, ignore_errors=True)
+        shutil.rmtree(res, ignore_errors=True)
+        if not ids:
             jobs.append((i, None, 0))
             continue
+        mine = ids
+        if info["series"] == covers:
+            mine = beyond_host(ids, info, args)
+            if not mine:
+                skipped[i] = "the host passed every test marked kernel"
+                continue
+        files = per_file(mine)
         # The last run's seconds where there was one, else the count of
         # tests (about a second and a half each under TCG).
-        prev = last_seconds(args.vmdir, info["release"])
-        weight = lambda f, prev=prev: prev.get(f) or 1.5 * files[f]  # noqa: E731
-        shutil.rmtree(res, ignore_errors=True)
+        prev = {} if mine is not ids else last_seconds(args.vmdir, info["release"])
+        weight = lambda f, prev=prev, files=files: prev.get(f) or 1.5 * files[f]  # noqa: E731
         parts = split(files, weight, args.shards)
         for k, fs in enumerate(parts, 1):
-            jobs.append((i, (k, len(parts), fs), sum(weight(f) for f in fs)))
+            # Where only some of a file's tests run, they are named one by one.
+            run = fs if mine is ids else [t for t in mine if t.split("::", 1)[0] in fs]
+            jobs.append((i, (k, len(parts), run), sum(weight(f) for f in fs)))
     jobs.sort(key=lambda j: -j[2])
     done = [[] for _ in infos]
     t0 = time.monotonic()
@@ -642,8 +728,11 @@ def main():
     total = time.monotonic() - t0
     results = []
     for i, info in enumerate(infos):
+        if i in skipped:
+            say(f"{info['release']}: no VM: {skipped[i]}")
+            continue
         parts = [r for _, r in sorted(done[i], key=lambda d: d[0])]
-        results.append(parts[0] if len(parts) == 1 and not files
+        results.append(parts[0] if len(parts) == 1 and not ids
                        else merge(info["release"], args.vmdir, parts))
     all_ok = True
     for r in results:
