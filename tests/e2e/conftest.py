@@ -123,6 +123,28 @@ class Tool:
             self.proc.wait()
 
 
+def on_cpu_ns(pid):
+    """The nanoseconds task pid has run on a CPU (/proc/PID/schedstat):
+    a test waits for a share of a workload's own running, which a busy
+    machine or an emulated CPU delays but does not cut short, rather than
+    for a time."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def wait_on_cpu(pids, ns, timeout=300):
+    """Until each task of pids (a pid or a list) has run ns more
+    nanoseconds on a CPU; False if one did not within timeout seconds."""
+    pids = [pids] if isinstance(pids, int) else list(pids)
+    goals = [on_cpu_ns(p) + ns for p in pids]
+    end = time.monotonic() + timeout
+    while any(on_cpu_ns(p) < g for p, g in zip(pids, goals)):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 class Workload:
     """A test program that says "ready", then answers "done" to each
     command line once it has made that command's calls (tests/e2e/progs/

@@ -26,16 +26,11 @@ import time
 
 import pytest
 
-from conftest import Tool, json_lines, loss_record, run
+from conftest import Tool, json_lines, loss_record, run, wait_on_cpu
 
 CPU = max(os.sched_getaffinity(0))
 SPIN_NS = 200 * 1000 * 1000
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass\n"
-
-
-def on_cpu_ns(pid):
-    with open(f"/proc/{pid}/schedstat") as f:
-        return int(f.read().split()[0])
 
 
 class Spinners:
@@ -52,11 +47,7 @@ class Spinners:
 
     def run_for(self, ns, timeout=60):
         """Until each spinner has run ns more on its CPU."""
-        start = [on_cpu_ns(p) for p in self.pids]
-        deadline = time.monotonic() + timeout
-        while any(on_cpu_ns(p) - s < ns for p, s in zip(self.pids, start)):
-            assert time.monotonic() < deadline, "the spinners did not run"
-            time.sleep(0.01)
+        assert wait_on_cpu(self.pids, ns, timeout), "the spinners did not run"
 
     def __enter__(self):
         return self
