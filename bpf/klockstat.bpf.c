@@ -8,10 +8,13 @@
  *    the wait of each contended acquisition of a sleeping lock (spin
  *    locks are left out: their flags say LCB_F_SPIN without
  *    LCB_F_MUTEX), with the stack taken at contention_begin;
- *  - kernel functions mutex_lock (entry and return) and mutex_unlock:
- *    hold times (lock's return to unlock), and, where the kernel has no
- *    such tracepoints (kf_wait), the time of every mutex_lock call as
- *    its wait, as bcc's klockstat times it. */
+ *  - kernel functions, bcc's klockstat's: the mutex and rwsem lock calls
+ *    (mutex_lock, its _interruptible, _killable and trylock forms,
+ *    down_read and down_write with theirs; entry and return) and their
+ *    unlocks (mutex_unlock, up_read, up_write): hold times (an
+ *    acquiring call's return to the unlock), and, where the kernel has
+ *    no such tracepoints (kf_wait), the time of every acquiring lock
+ *    call (not a trylock) as its wait, as bcc's klockstat times it. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -37,7 +40,7 @@ struct {
 	__type(value, struct klock_start);
 } wait_start SEC(".maps");
 
-/* A thread's mutex_lock call under way (kernel functions), by kernel tid. */
+/* A thread's lock call under way (kernel functions), by kernel tid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 10240);
@@ -45,7 +48,8 @@ struct {
 	__type(value, struct klock_start);
 } call_start SEC(".maps");
 
-/* A mutex held: since when, and the stack of its lock call. */
+/* A mutex or rwsem held (kernel functions): since when, and the stack of
+ * its lock call. A rwsem held by several readers has one per reader. */
 struct hold_key {
 	u64 lock;
 	u32 tid;
@@ -201,7 +205,10 @@ static __always_inline int on_lock_enter(void *ctx, u64 lock)
 	return 0;
 }
 
-static __always_inline int on_lock_exit(void)
+/* A lock call returns: acquired says whether it took the lock (a killable
+ * or interruptible call may give up, a trylock find it taken); a wait is
+ * counted for an acquisition that could have waited (not a trylock). */
+static __always_inline int on_lock_exit(bool acquired, bool could_wait)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct hold_key hk = {};
@@ -211,13 +218,15 @@ static __always_inline int on_lock_exit(void)
 	st = bpf_map_lookup_elem(&call_start, &tid);
 	if (!st)
 		return 0;
-	if (kf_wait && now > st->ts)
-		record(KLOCK_WAIT, st, now - st->ts);
-	st->ts = now;
-	hk.lock = st->lock;
-	hk.tid = tid;
-	if (bpf_map_update_elem(&hold_start, &hk, st, BPF_ANY))
-		tk_count_loss(TK_LOSS_MAP_FULL);
+	if (acquired) {
+		if (kf_wait && could_wait && now > st->ts)
+			record(KLOCK_WAIT, st, now - st->ts);
+		st->ts = now;
+		hk.lock = st->lock;
+		hk.tid = tid;
+		if (bpf_map_update_elem(&hold_start, &hk, st, BPF_ANY))
+			tk_count_loss(TK_LOSS_MAP_FULL);
+	}
 	bpf_map_delete_elem(&call_start, &tid);
 	return 0;
 }
@@ -230,47 +239,72 @@ static __always_inline int on_unlock(u64 lock)
 
 	st = bpf_map_lookup_elem(&hold_start, &hk);
 	if (!st)
-		return 0;  /* locked before tracing, or not by mutex_lock */
+		return 0;  /* locked before tracing, or by a call not traced */
 	if (now > st->ts)
 		record(KLOCK_HOLD, st, now - st->ts);
 	bpf_map_delete_elem(&hold_start, &hk);
 	return 0;
 }
 
-SEC("fentry/mutex_lock")
-int BPF_PROG(lock_enter_fentry, struct mutex *lock)
-{
-	return on_lock_enter(ctx, (u64)lock);
+/* The programs of one lock function fn, named kf_<fn>_enter_<method> and
+ * kf_<fn>_exit_<method> (the loader turns off those of a function this
+ * kernel lacks, by their sections); ACQUIRED(ret) says from its return value whether it took
+ * the lock. */
+#define KF_LOCK(fn, could_wait, ACQUIRED)                                  \
+SEC("fentry/" #fn)                                                        \
+int BPF_PROG(kf_##fn##_enter_fentry, void *lock)                          \
+{                                                                         \
+	return on_lock_enter(ctx, (u64)lock);                              \
+}                                                                         \
+SEC("kprobe/" #fn)                                                        \
+int BPF_KPROBE(kf_##fn##_enter_kprobe, void *lock)                        \
+{                                                                         \
+	return on_lock_enter(ctx, (u64)lock);                              \
+}                                                                         \
+SEC("fexit/" #fn)                                                         \
+int BPF_PROG(kf_##fn##_exit_fexit, void *lock, long ret)                  \
+{                                                                         \
+	return on_lock_exit(ACQUIRED((int)ret), could_wait);               \
+}                                                                         \
+SEC("kretprobe/" #fn)                                                     \
+int BPF_KRETPROBE(kf_##fn##_exit_kretprobe, long ret)                     \
+{                                                                         \
+	return on_lock_exit(ACQUIRED((int)ret), could_wait);               \
 }
 
-SEC("kprobe/mutex_lock")
-int BPF_KPROBE(lock_enter_kprobe, struct mutex *lock)
-{
-	return on_lock_enter(ctx, (u64)lock);
+#define KF_UNLOCK(fn)                                                      \
+SEC("fentry/" #fn)                                                        \
+int BPF_PROG(kf_##fn##_fentry, void *lock)                                \
+{                                                                         \
+	return on_unlock((u64)lock);                                       \
+}                                                                         \
+SEC("kprobe/" #fn)                                                        \
+int BPF_KPROBE(kf_##fn##_kprobe, void *lock)                              \
+{                                                                         \
+	return on_unlock((u64)lock);                                       \
 }
 
-SEC("fexit/mutex_lock")
-int BPF_PROG(lock_exit_fexit, struct mutex *lock)
-{
-	return on_lock_exit();
-}
+/* void functions always take the lock (the return value is not read: a
+ * void function leaves whatever its last call left in the register);
+ * killable and interruptible ones return 0 when they did; trylocks 1. */
+#define ALWAYS(ret) true
+#define ZERO_OK(ret) ((ret) == 0)
+#define ONE_OK(ret) ((ret) == 1)
 
-SEC("kretprobe/mutex_lock")
-int BPF_KRETPROBE(lock_exit_kretprobe)
-{
-	return on_lock_exit();
-}
-
-SEC("fentry/mutex_unlock")
-int BPF_PROG(unlock_fentry, struct mutex *lock)
-{
-	return on_unlock((u64)lock);
-}
-
-SEC("kprobe/mutex_unlock")
-int BPF_KPROBE(unlock_kprobe, struct mutex *lock)
-{
-	return on_unlock((u64)lock);
-}
+/* bcc's klockstat's functions. */
+KF_LOCK(mutex_lock, true, ALWAYS)
+KF_LOCK(mutex_lock_interruptible, true, ZERO_OK)
+KF_LOCK(mutex_lock_killable, true, ZERO_OK)
+KF_LOCK(mutex_trylock, false, ONE_OK)
+KF_LOCK(down_read, true, ALWAYS)
+KF_LOCK(down_read_interruptible, true, ZERO_OK)
+KF_LOCK(down_read_killable, true, ZERO_OK)
+KF_LOCK(down_read_trylock, false, ONE_OK)
+KF_LOCK(down_write, true, ALWAYS)
+KF_LOCK(down_write_killable, true, ZERO_OK)
+KF_LOCK(down_write_trylock, false, ONE_OK)
+KF_UNLOCK(mutex_unlock)
+KF_UNLOCK(up_read)
+KF_UNLOCK(up_write)
 
 char LICENSE[] SEC("license") = "GPL";

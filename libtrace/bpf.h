@@ -126,6 +126,11 @@ void tk_detach_object(struct bpf_object *obj);
  * all its attach methods), from a configure callback. */
 void tk_programs_off(struct bpf_object *obj, const char *prefix);
 
+/* Do not load the kernel-function programs (fentry, fexit, kprobe,
+ * kretprobe) whose names start with prefix and whose function this
+ * kernel lacks (by its BTF): for functions that only some kernels have. */
+void tk_programs_off_absent(struct bpf_object *obj, const char *prefix);
+
 /* Set a global variable of the object's .rodata (before load) by name. */
 int tk_set_rodata(struct bpf_object *obj, const char *var, const void *val,
 		  size_t size);

@@ -1039,3 +1039,37 @@ void tk_programs_off(struct bpf_object *obj, const char *prefix)
 		if (!strncmp(bpf_program__name(p), prefix, strlen(prefix)))
 			bpf_program__set_autoload(p, false);
 }
+
+void tk_programs_off_absent(struct bpf_object *obj, const char *prefix)
+{
+	static const char *const kinds[] = { "fentry/", "fexit/", "kprobe/", "kretprobe/" };
+	/* Each function's answer once: a function has several programs,
+	 * and each look-up scans the kernel's BTF. */
+	struct { const char *func; bool has; } seen[64];
+	size_t n_seen = 0, i, k;
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, obj) {
+		const char *sec = bpf_program__section_name(p), *func = NULL;
+		bool has = true;
+
+		if (strncmp(bpf_program__name(p), prefix, strlen(prefix)))
+			continue;
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !func; k++)
+			if (!strncmp(sec, kinds[k], strlen(kinds[k])))
+				func = sec + strlen(kinds[k]);
+		if (!func || !*func)
+			continue;
+		for (i = 0; i < n_seen && strcmp(seen[i].func, func); i++)
+			;
+		if (i < n_seen) {
+			has = seen[i].has;
+		} else {
+			has = tk_kernel_has_func(func);
+			if (n_seen < sizeof(seen) / sizeof(seen[0]))
+				seen[n_seen++] = (typeof(seen[0])){ func, has };
+		}
+		if (!has)
+			bpf_program__set_autoload(p, false);
+	}
+}

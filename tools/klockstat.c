@@ -24,8 +24,8 @@ static struct {
 	bool per_thread;          /* -P */
 } env = { .nr_rows = 99999999, .nr_frames = 1 };
 
-/* How the run traces: waits from tracepoints or from mutex_lock calls;
- * hold times only where kernel functions can be traced. */
+/* How the run traces: waits from tracepoints or from lock calls; hold
+ * times only where kernel functions can be traced. */
 enum way { WAY_TP_HOLD, WAY_TP, WAY_KF };
 static enum way way;
 static char no_hold_why[1024];
@@ -61,16 +61,19 @@ static const struct tk_bcc_missing bcc_missing[] = {
 
 static const char doc[] =
 "Kernel lock contention: how long tasks wait for kernel mutexes, rwsems\n"
-"and semaphores, and how long they hold mutexes, by caller.\n"
+"and semaphores, and how long they hold mutexes and rwsems, by caller.\n"
 "\v"
 "Waits: on kernels with the lock:contention_begin and contention_end\n"
 "tracepoints (Linux 5.19+), each contended acquisition of a sleeping lock\n"
 "(mutex, rwsem, semaphore; not spin locks), from the start of contention\n"
 "to the acquisition; uncontended acquisitions are not waits. On older\n"
-"kernels, every call of mutex_lock, from its entry to its return (as\n"
-"bcc's klockstat times them), by kernel functions (fentry, else kprobes).\n"
-"Hold times need the kernel functions on every kernel: a mutex from\n"
-"mutex_lock's return to its mutex_unlock. Where kernel functions cannot\n"
+"kernels, every call that takes a mutex or rwsem (mutex_lock and its\n"
+"_interruptible and _killable forms; down_read, down_write and theirs),\n"
+"from its entry to its return (as bcc's klockstat times them), by kernel\n"
+"functions (fentry, else kprobes); a call that gives up is not counted.\n"
+"Hold times need the kernel functions on every kernel: a mutex or rwsem\n"
+"from the return of the call that took it (trylocks too) to its\n"
+"mutex_unlock, up_read or up_write. Where kernel functions cannot\n"
 "be traced (no kprobes, fentry refused) klockstat reports waits only and\n"
 "says why in one stderr line (-j: a record {\"type\":\"note\"}); -v says\n"
 "which way each runs.\n"
@@ -503,12 +506,14 @@ static int configure(void *s, void *ctx)
 	if (way == WAY_KF) {
 		tk_programs_off(skel->obj, "contention_");
 		bpf_map__set_max_entries(skel->maps.wait_start, 1);
-	} else if (way == WAY_TP) {
-		tk_programs_off(skel->obj, "lock_enter_");
-		tk_programs_off(skel->obj, "lock_exit_");
-		tk_programs_off(skel->obj, "unlock_");
+	}
+	if (way == WAY_TP) {
+		tk_programs_off(skel->obj, "kf_");
 		bpf_map__set_max_entries(skel->maps.call_start, 1);
 		bpf_map__set_max_entries(skel->maps.hold_start, 1);
+	} else {
+		/* Some came late (down_read_interruptible: 5.11). */
+		tk_programs_off_absent(skel->obj, "kf_");
 	}
 	return 0;
 }
@@ -530,7 +535,8 @@ static struct klockstat_bpf *load(void)
 		skel = tk_try_load(&klockstat_bpf_ops, configure, NULL, why, sizeof(why));
 		if (skel) {
 			tk_info("waits from tracepoints lock:contention_begin/end, "
-				"hold times from kernel functions mutex_lock/mutex_unlock");
+				"hold times from kernel functions (mutex and rwsem lock "
+				"calls to mutex_unlock, up_read, up_write)");
 			return skel;
 		}
 		way = WAY_TP;
@@ -547,7 +553,7 @@ static struct klockstat_bpf *load(void)
 		no_hold_why[0] = '\0';
 	} else {
 		tk_info("no tracepoints lock:contention_begin/end (Linux 5.19+): waits are "
-			"mutex_lock calls, by kernel functions");
+			"mutex and rwsem lock calls, by kernel functions");
 	}
 	way = WAY_KF;
 	return tk_load(&klockstat_bpf_ops, configure, NULL);
