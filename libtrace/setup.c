@@ -4,6 +4,8 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +23,12 @@
 static const char *tool_name = "tracekit";
 static volatile sig_atomic_t stop_signal, stop_requested;
 static volatile pid_t forward_pid;
+/* Written once a stop is asked for, so that a sleep that began just
+ * after its tk_exiting() check still ends at once: a flag alone leaves
+ * a window in which the signal lands after the check and before
+ * nanosleep, and then the sleep lasts the whole interval (cachestat's
+ * 3600 s hung a test on 5.10 this way). */
+static int wake_pipe[2] = { -1, -1 };
 static void (*ready_hook)(void);
 static double start_time;
 
@@ -62,6 +70,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+static void wake_sleepers(void)
+{
+	int saved = errno;
+
+	if (wake_pipe[1] >= 0)
+		(void)!write(wake_pipe[1], "", 1);  /* full: already awake */
+	errno = saved;
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uc)
 {
 	(void)uc;
@@ -78,6 +95,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
 		raise(sig);
 	}
 	stop_signal = sig;
+	wake_sleepers();
 }
 
 void tk_forward_signals_to(pid_t pid)
@@ -93,6 +111,7 @@ bool tk_signalled(void)
 void tk_request_stop(void)
 {
 	stop_requested = 1;
+	wake_sleepers();
 }
 
 void tk_on_ready(void (*fn)(void))
@@ -112,6 +131,8 @@ void tk_init(void)
 	 * line cut in two). poll, epoll_wait and nanosleep, where the main
 	 * loops wait, return EINTR whatever the flag (signal(7)), so the
 	 * loops still end at once. */
+	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		wake_pipe[0] = wake_pipe[1] = -1;  /* tk_sleep_ms falls back */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -185,13 +206,21 @@ int tk_wait_ms(int max_ms)
 
 void tk_sleep_ms(int ms)
 {
+	struct pollfd wake = { .fd = wake_pipe[0], .events = POLLIN };
 	struct timespec ts;
 
 	ms = tk_wait_ms(ms);
+	if (tk_exiting())
+		return;
+	if (wake.fd >= 0) {
+		/* The pipe stays readable once a stop was asked for, before
+		 * or during the wait; a signal also cuts poll short. */
+		poll(&wake, 1, ms);
+		return;
+	}
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
-	if (!tk_exiting())
-		nanosleep(&ts, NULL);  /* a signal cuts it short */
+	nanosleep(&ts, NULL);
 }
 
 void tk_sleep_until(double t)

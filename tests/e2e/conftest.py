@@ -75,6 +75,28 @@ def tool_path(name):
     return str(path)
 
 
+def hung_task_state(pid):
+    """Each thread of pid: its state, kernel wait channel and kernel stack."""
+    lines = []
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError as e:
+        return f"pid {pid}: {e.strerror}"
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        def read(name):
+            try:
+                with open(f"{base}/{name}") as f:
+                    return f.read().strip()
+            except OSError as e:
+                return f"({e.strerror})"
+        state = re.search(r"^State:\s*(.*)$", read("status"), re.M)
+        lines.append(f"thread {tid} {state.group(1) if state else '?'} "
+                     f"wchan={read('wchan')} syscall={read('syscall').split(' ')[0]}")
+        lines.extend("    " + l for l in read("stack").splitlines())
+    return "\n".join(lines)
+
+
 class Tool:
     """A tool running in the background. start() returns once it has
     attached (it writes "ready" on TRACEKIT_READY_FD); stop() sends SIGINT
@@ -106,12 +128,24 @@ class Tool:
     def stop(self, sig=signal.SIGINT, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        out, err = self.proc.communicate(timeout=timeout)
-        return out.decode(errors="replace"), err.decode(errors="replace"), self.proc.returncode
+        return self._communicate(timeout, f"did not end {timeout} s after {signal.Signals(sig).name}")
 
     def wait(self, timeout=60):
         """For tools that end by themselves (-d, interval count)."""
-        out, err = self.proc.communicate(timeout=timeout)
+        return self._communicate(timeout, f"did not end within {timeout} s")
+
+    def _communicate(self, timeout, why):
+        """(stdout, stderr, status); a tool that hangs fails the test
+        with where it waits in the kernel and what it printed."""
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            where = hung_task_state(self.proc.pid)
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            pytest.fail(f"{self.argv} {why}\n{where}\n"
+                        f"stdout:\n{out.decode(errors='replace')[-2000:]}\n"
+                        f"stderr:\n{err.decode(errors='replace')[-2000:]}")
         return out.decode(errors="replace"), err.decode(errors="replace"), self.proc.returncode
 
     def __enter__(self):
