@@ -35,6 +35,9 @@ BPFTOOL ?= bpftool
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
+# One version for every tool (TOOL --version, tracekit --version).
+VERSION := 0.1.0
+
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
@@ -107,6 +110,10 @@ $(OBJ)/libtrace/syscall_table.o: $(OBJ)/libtrace/syscall_table.c
 $(OBJ)/libtrace/%.o: libtrace/%.c | $(OBJ)/libtrace
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# Rebuilt when VERSION changes: the Makefile is a prerequisite.
+$(OBJ)/libtrace/version.o: CFLAGS += -DTK_VERSION='"$(VERSION)"'
+$(OBJ)/libtrace/version.o: Makefile
 
 $(LIBTRACE): $(LIBTRACE_OBJ)
 	$(AR) rcs $@ $^

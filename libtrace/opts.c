@@ -19,6 +19,7 @@
 #include "output.h"
 #include "pidns.h"
 #include "setup.h"
+#include "version.h"
 
 struct tk_opts tk_opts = { .filter = { .uid = -1 }, .saved_stdout = -1 };
 
@@ -422,7 +423,7 @@ static int precheck(const struct argp_option *tool_opts,
 {
 	size_t nt = count_options(tool_opts), nc = count_options(common_options);
 	size_t ne = count_options(extra_opts);
-	struct option *lo = calloc(nt + nc + ne + 3, sizeof(*lo));
+	struct option *lo = calloc(nt + nc + ne + 4, sizeof(*lo));
 	char shorts[256] = ":";
 	size_t n = 0, i, k;
 	int c;
@@ -458,7 +459,9 @@ static int precheck(const struct argp_option *tool_opts,
 	}
 	lo[n++] = (struct option){ "help", no_argument, 0, '?' };
 	lo[n++] = (struct option){ "usage", no_argument, 0, '?' };
-	strcat(shorts, "?");
+	/* argp's own --version (-V), from argp_program_version_hook */
+	lo[n++] = (struct option){ "version", no_argument, 0, 'V' };
+	strcat(shorts, "?V");
 	argc = command_start(lo, shorts, argc, argv);
 
 	/* Before getopt, which would take bcc's --debug for an abbreviation
@@ -628,6 +631,7 @@ void tk_parse_args(const struct tk_tool *tool, int argc, char **argv)
 		argc = command_at;
 	}
 	argp_err_exit_status = 2;
+	argp_program_version_hook = tk_version_hook;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		exit(2);
 	finish_args();

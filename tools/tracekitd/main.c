@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tracekit.h"
+#include "version.h"
 
 const struct collector *const collectors[N_COLLECTORS] = {
 	[COLLECT_SYSCALLS] = &collector_syscalls,
@@ -334,6 +335,7 @@ int main(int argc, char **argv)
 	int i, n;
 
 	tk_set_tool_name("tracekitd");
+	argp_program_version_hook = tk_version_hook;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		tk_usage_error("bad arguments");
 	if (read_config(&config, err, sizeof(err))) {

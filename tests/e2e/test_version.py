@@ -1,0 +1,40 @@
+"""--version: one version for every program tracekit builds (the tools,
+their file-system aliases, tracekit-doctor and tracekitd), the Makefile's
+VERSION, with the libbpf each is linked with."""
+import os
+import re
+
+import pytest
+
+from conftest import BIN, ROOT, run
+
+
+def makefile_version():
+    m = re.search(r"^VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert m, "no VERSION := in the Makefile"
+    return m.group(1)
+
+
+PROGRAMS = sorted(p for p in os.listdir(BIN) if os.access(os.path.join(BIN, p), os.X_OK))
+
+
+def test_every_program_is_checked():
+    assert {"execsnoop", "ext4slower", "tracekit-doctor", "tracekitd"} <= set(PROGRAMS)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(program, flag):
+    r = run(program, flag)
+    out, err, rc = r.stdout, r.stderr, r.returncode
+    assert (rc, err) == (0, ""), err
+    assert re.fullmatch(rf"{re.escape(program)} \(tracekit\) {re.escape(makefile_version())}\n"
+                        r"libbpf \d+\.\d+\n", out), out
+
+
+# tracekitd's usage errors exit EX_USAGE (64), the tools' 2.
+@pytest.mark.parametrize("program, status", [("execsnoop", 2), ("tracekitd", 64)])
+def test_version_takes_no_value(program, status):
+    r = run(program, "--version=1")
+    out, err, rc = r.stdout, r.stderr, r.returncode
+    assert rc == status and out == "" and "--version" in err, err
