@@ -1,6 +1,7 @@
 #include "version.h"
 
 #include <bpf/libbpf.h>
+#include <string.h>
 
 #include "setup.h"
 
@@ -12,7 +13,12 @@ const char tk_version[] = TK_VERSION;
 
 void tk_version_hook(FILE *f, struct argp_state *state)
 {
+	const char *name = tk_tool_name();
+
 	(void)state;
-	fprintf(f, "%s (tracekit) %s\nlibbpf %u.%u\n", tk_tool_name(), tk_version,
-		libbpf_major_version(), libbpf_minor_version());
+	if (!strcmp(name, "tracekit"))  /* the front command */
+		fprintf(f, "tracekit %s\n", tk_version);
+	else
+		fprintf(f, "%s (tracekit) %s\n", name, tk_version);
+	fprintf(f, "libbpf %u.%u\n", libbpf_major_version(), libbpf_minor_version());
 }

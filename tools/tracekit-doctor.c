@@ -12,33 +12,8 @@
 #include <unistd.h>
 
 #include "tk_features.h"
+#include "toolset.h"
 #include "tracekit.h"
-
-/* Tools that need an argument to run: one dry run per entry, reported
- * under its label. Every other tool runs as `TOOL --dry-run`. */
-static const struct {
-	const char *tool, *label;
-	const char *args[3];
-} tool_args[] = {
-	{ "funclatency", "funclatency (kernel function)", { "vfs_read" } },
-	{ "funclatency", "funclatency (user function)", { "c:getpid" } },
-	{ "stackcount", "stackcount (tracepoint)", { "t:sched:sched_switch" } },
-	{ "stackcount", "stackcount (kernel function)", { "vfs_read" } },
-	{ "stackcount", "stackcount (user function)", { "c:getpid" } },
-	{ "funccount", "funccount (tracepoint)", { "t:sched:sched_switch" } },
-	{ "funccount", "funccount (kernel function)", { "vfs_read" } },
-	{ "funccount", "funccount (user function)", { "c:getpid" } },
-	{ "trace", "trace (tracepoint)", { "t:sched:sched_switch" } },
-	{ "trace", "trace (kernel function)", { "k:vfs_read" } },
-	{ "trace", "trace (user function)", { "u:c:getpid" } },
-	{ "argdist", "argdist (tracepoint)", { "-C", "t:sched:sched_switch" } },
-	{ "argdist", "argdist (kernel function)", { "-C", "k:vfs_read" } },
-	{ "argdist", "argdist (user function)", { "-C", "u:c:getpid" } },
-	/* the others by name: ext4slower, xfsdist, ... */
-	{ "fsslower", "fsslower (-t ext4)", { "-t", "ext4" } },
-	{ "fsdist", "fsdist (-t ext4)", { "-t", "ext4" } },
-};
-#define N_TOOL_ARGS (sizeof(tool_args) / sizeof(tool_args[0]))
 
 enum { K_TIMEOUT = 0x2000, K_NO_TOOLS, K_PARALLEL };
 
@@ -107,99 +82,9 @@ static const struct tk_tool tool = {
 	.parser = parse,
 };
 
-struct tool_run {
-	char label[64];
-	char path[PATH_MAX];
-	const char *const *args;
-	struct tk_tool_check check;
-	bool done;      /* its check finished, not cut short by a signal */
-	bool finished;  /* its worker is through with it */
-};
-
 static struct tk_feature feats[TK_FEAT_COUNT];
-static struct tool_run *runs;
-static size_t n_runs;
-static char tool_dir[PATH_MAX];
+static struct tk_toolset tools;
 static int width = 20;  /* of the name column */
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void add_run(const char *label, const char *path,
-		    const char *const *args)
-{
-	struct tool_run *r = realloc(runs, (n_runs + 1) * sizeof(*r));
-
-	if (!r)
-		tk_fail("out of memory");
-	runs = r;
-	r += n_runs++;
-	memset(r, 0, sizeof(*r));
-	snprintf(r->label, sizeof(r->label), "%s", label);
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->args = args;
-	if ((int)strlen(label) > width)
-		width = strlen(label);
-}
-
-/* The tracekit tools in this program's directory, by name. */
-static void find_tools(void)
-{
-	char self[PATH_MAX], path[PATH_MAX], **names = NULL;
-	const char *me;
-	size_t n = 0, i, k;
-	struct dirent *d;
-	ssize_t len;
-	DIR *dir;
-
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		tk_fail("cannot find my own directory (/proc/self/exe: %s)", strerror(errno));
-	self[len] = 0;
-	me = strrchr(self, '/') + 1;
-	snprintf(tool_dir, sizeof(tool_dir), "%.*s", (int)(me - self - 1), self);
-	if (!tool_dir[0])
-		strcpy(tool_dir, "/");
-	dir = opendir(tool_dir);
-	if (!dir)
-		tk_fail("cannot list %s: %s", tool_dir, strerror(errno));
-	while ((d = readdir(dir))) {
-		char **nn;
-
-		if (d->d_name[0] == '.' || !strcmp(d->d_name, me) ||
-		    !strncmp(d->d_name, "tracekitd", 9))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", tool_dir, d->d_name);
-		if (!tk_is_tracekit_tool(path)) {
-			if (access(path, X_OK) == 0)
-				tk_info("skipping %s: not a tracekit tool", path);
-			continue;
-		}
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn || !(nn[n] = strdup(d->d_name)))
-			tk_fail("out of memory");
-		names = nn;
-		n++;
-	}
-	closedir(dir);
-	qsort(names, n, sizeof(*names), cmp_str);
-	for (i = 0; i < n; i++) {
-		bool special = false;
-
-		snprintf(path, sizeof(path), "%s/%s", tool_dir, names[i]);
-		for (k = 0; k < N_TOOL_ARGS; k++)
-			if (!strcmp(tool_args[k].tool, names[i])) {
-				add_run(tool_args[k].label, path, tool_args[k].args);
-				special = true;
-			}
-		if (!special)
-			add_run(names[i], path, NULL);
-		free(names[i]);
-	}
-	free(names);
-}
 
 /* ---- text ---- */
 
@@ -218,48 +103,23 @@ static void print_group(enum tk_feature_group g)
 			    feats[i].detail);
 }
 
-/* "tp (4 probes), raw_tp (1 probe); transport ringbuf" */
-static void summarize(const struct tk_tool_check *c, char *buf, size_t size)
-{
-	size_t len = 0;
-	int i, j;
-
-	buf[0] = 0;
-	for (i = 0; i < c->n_probes; i++) {
-		int count = 0;
-
-		for (j = 0; j < i; j++)
-			if (!strcmp(c->probes[j].method, c->probes[i].method))
-				break;
-		if (j < i)
-			continue;  /* counted already */
-		for (j = i; j < c->n_probes; j++)
-			count += !strcmp(c->probes[j].method, c->probes[i].method);
-		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s (%d probe%s)",
-				len ? ", " : "", c->probes[i].method, count,
-				count == 1 ? "" : "s");
-	}
-	if (!c->n_probes)
-		len += snprintf(buf + len, len < size ? size - len : 0, "no probes");
-	if (c->transport[0])
-		snprintf(buf + len, len < size ? size - len : 0, "; transport %s",
-			 c->transport);
-}
-
-static void print_tool_text(const struct tool_run *r)
+static void print_tool_text(struct tk_tool_run *r, void *arg)
 {
 	char summary[512];
 	int i;
 
+	(void)arg;
 	if (!r->check.ok) {
 		row(r->label, "no", r->check.error);
+		fflush(stdout);
 		return;
 	}
-	summarize(&r->check, summary, sizeof(summary));
+	tk_tool_check_summary(&r->check, summary, sizeof(summary));
 	row(r->label, "yes", summary);
 	for (i = 0; tk_opts.verbose && i < r->check.n_probes; i++)
 		printf("  %-*s       %s %s %s\n", width, "", r->check.probes[i].probe,
 		       r->check.probes[i].method, r->check.probes[i].target);
+	fflush(stdout);
 }
 
 /* ---- JSON: one line ---- */
@@ -290,12 +150,12 @@ static void print_json(const char *release)
 	}
 	tk_json_obj_close(&j);
 	tk_json_obj_open(&j, "tools");
-	for (i = 0; i < n_runs; i++) {
-		const struct tk_tool_check *c = &runs[i].check;
+	for (i = 0; i < tools.n; i++) {
+		const struct tk_tool_check *c = &tools.runs[i].check;
 
-		if (!runs[i].done)
+		if (!tools.runs[i].done)
 			continue;
-		tk_json_obj_open(&j, runs[i].label);
+		tk_json_obj_open(&j, tools.runs[i].label);
 		tk_json_bool(&j, "ok", c->ok);
 		if (!c->ok) {
 			tk_json_str(&j, "error", c->error);
@@ -321,68 +181,6 @@ static void print_json(const char *release)
 	tk_json_end(&j);
 }
 
-/* The dry runs, env.parallel at once: workers take the next run in
- * order; the caller prints each (text) as soon as it and every run before
- * it are finished. */
-static pthread_mutex_t runs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t run_finished = PTHREAD_COND_INITIALIZER;
-static size_t next_run;
-static int workers_left;
-
-static void *dry_run_worker(void *unused)
-{
-	(void)unused;
-	for (;;) {
-		size_t i;
-		int err;
-
-		pthread_mutex_lock(&runs_lock);
-		i = !tk_exiting() && next_run < n_runs ? next_run++ : n_runs;
-		if (i == n_runs) {
-			workers_left--;
-			pthread_cond_broadcast(&run_finished);
-		}
-		pthread_mutex_unlock(&runs_lock);
-		if (i == n_runs)
-			return NULL;
-		tk_info("running %s --dry-run%s%s", runs[i].path,
-			runs[i].args ? " " : "", runs[i].args ? runs[i].args[0] : "");
-		err = tk_tool_check_run(runs[i].path, runs[i].args, env.timeout,
-					&runs[i].check);
-		if (err)
-			snprintf(runs[i].check.error, sizeof(runs[i].check.error),
-				 "%s: cannot run it: %s", runs[i].label, strerror(-err));
-		pthread_mutex_lock(&runs_lock);
-		runs[i].done = !tk_exiting();
-		runs[i].finished = true;
-		pthread_cond_broadcast(&run_finished);
-		pthread_mutex_unlock(&runs_lock);
-	}
-}
-
-static void run_tools(void)
-{
-	pthread_t tids[64];
-	int n = env.parallel < (long)n_runs ? (int)env.parallel : (int)n_runs, k, err;
-
-	workers_left = n;
-	for (k = 0; k < n; k++)
-		if ((err = pthread_create(&tids[k], NULL, dry_run_worker, NULL)))
-			tk_fail("cannot start a thread: %s", strerror(err));
-	for (size_t i = 0; i < n_runs; i++) {
-		pthread_mutex_lock(&runs_lock);
-		while (!runs[i].finished && workers_left)
-			pthread_cond_wait(&run_finished, &runs_lock);
-		pthread_mutex_unlock(&runs_lock);
-		if (runs[i].done && !tk_opts.json) {
-			print_tool_text(&runs[i]);
-			fflush(stdout);
-		}
-	}
-	for (k = 0; k < n; k++)
-		pthread_join(tids[k], NULL);
-}
-
 int main(int argc, char **argv)
 {
 	struct utsname u;
@@ -394,7 +192,10 @@ int main(int argc, char **argv)
 	if (uname(&u))
 		tk_fail("uname: %s", strerror(errno));
 	if (!env.no_tools)
-		find_tools();
+		tk_toolset_find(&tools);
+	for (i = 0; i < tools.n; i++)
+		if ((int)strlen(tools.runs[i].label) > width)
+			width = strlen(tools.runs[i].label);
 	for (f = 0; f < TK_FEAT_COUNT; f++) {
 		if ((int)strlen(tk_feature_name(f)) > width)
 			width = strlen(tk_feature_name(f));
@@ -410,22 +211,21 @@ int main(int argc, char **argv)
 		printf("\nProcess (pid %d, uid %d)\n", (int)getpid(), (int)geteuid());
 		print_group(TK_FGROUP_PROCESS);
 		if (!env.no_tools)
-			printf("\nTools (in %s)\n", tool_dir);
-		if (!env.no_tools && !n_runs)
+			printf("\nTools (in %s)\n", tools.dir);
+		if (!env.no_tools && !tools.n)
 			printf("  (no tracekit tools there)\n");
 		fflush(stdout);
 	}
-	run_tools();
+	tk_toolset_check(&tools, env.parallel, env.timeout,
+			 tk_opts.json ? NULL : print_tool_text, NULL);
 	if (tk_opts.json)
 		print_json(u.release);
 	if (fflush(stdout) || ferror(stdout))
 		tk_fail("cannot write the report: %s", strerror(errno));
-	for (i = 0, f = 0; i < n_runs; i++) {
-		f += !runs[i].done;
-		tk_tool_check_free(&runs[i].check);
-	}
+	for (i = 0, f = 0; i < tools.n; i++)
+		f += !tools.runs[i].done;
 	if (f)
-		tk_fail("interrupted: %d of %zu tool checks not done", f, n_runs);
-	free(runs);
+		tk_fail("interrupted: %d of %zu tool checks not done", f, tools.n);
+	tk_toolset_free(&tools);
 	return 0;
 }

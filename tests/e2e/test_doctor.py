@@ -101,7 +101,7 @@ def installed_labels():
     """What the doctor should find next to it: every tracekit tool."""
     labels = []
     for p in sorted(BIN.iterdir()):
-        if (p.name == "tracekit-doctor" or p.name.startswith("tracekitd")
+        if (p.name in ("tracekit", "tracekit-doctor") or p.name.startswith("tracekitd")
                 or not p.is_file() or not os.access(p, os.X_OK)):
             continue
         labels += LABELS.get(p.name, [p.name])
