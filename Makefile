@@ -16,7 +16,8 @@
 #                   a CPU hog per core and a disk writer beside it
 #                   (tests/repeat.py; runs kept in $(BUILD)/repeat/)
 #   make deps       install the Debian packages that build and tests need
-#   make install    the tools, tracekitd, its unit and default config
+#   make install    the tools, tracekitd, its unit and default config, the
+#                   man pages and bash completion
 #                   (PREFIX=/usr/local, DESTDIR for staging)
 #   make fuzz       fuzz the JSON escaper, the symbol-file parsers, the
 #                   function matcher, the probe language's parser, the
@@ -61,7 +62,7 @@ LIBTRACE_OBJ := $(patsubst libtrace/%.c,$(OBJ)/libtrace/%.o,$(LIBTRACE_SRC)) \
 LIBTRACE := $(OBJ)/libtrace.a
 
 DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
-	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest \
+	zlib1g-dev linux-libc-dev libcmocka-dev python3-pytest man-db \
 	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
 	xz-utils binutils elfutils e2fsprogs xfsprogs btrfs-progs \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
@@ -71,7 +72,31 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
 
-all: deps-stamp $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS) $(FS_ALIASES)) $(BIN)/tracekitd
+PROGRAMS := $(TOOLS) $(PLAIN_TOOLS) $(FS_ALIASES) tracekitd
+all: deps-stamp $(addprefix $(BIN)/,$(PROGRAMS)) man completion
+
+# Man pages from each program's own --help, and tracekitd.conf(5) from the
+# default configuration's comments (tools/man/): a page cannot drift from
+# the code it describes. The date is the last commit's.
+MAN := $(BUILD)/man
+MAN_DATE := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+MAN_PAGES := $(addprefix $(MAN)/,$(addsuffix .8,$(PROGRAMS))) $(MAN)/tracekitd.conf.5
+man: $(MAN_PAGES)
+$(MAN)/%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
+	$(PYTHON) tools/man/mkman.py $< 8 $(VERSION) $(MAN_DATE) $@ \
+		$(if $(filter tracekit,$*),tracekit-doctor\(8\) tracekitd\(8\),$(if $(filter tracekitd,$*),tracekitd.conf\(5\) tracekit\(8\),tracekit\(8\) tracekit-doctor\(8\)))
+$(MAN)/tracekitd.conf.5: tools/tracekitd.conf tools/man/mkconfman.py tools/man/mkman.py | $(MAN)
+	$(PYTHON) tools/man/mkconfman.py $< $(VERSION) $(MAN_DATE) $@
+$(MAN):
+	mkdir -p $@
+
+# Bash completion of every program's options, from its --usage.
+COMPLETION := $(BUILD)/completion/tracekit
+completion: $(COMPLETION)
+$(COMPLETION): $(addprefix $(BIN)/,$(PROGRAMS)) tools/completion/mkcompletion.py
+	@mkdir -p $(@D)
+	$(PYTHON) tools/completion/mkcompletion.py $@ $(addprefix $(BIN)/,$(PROGRAMS))
+.PHONY: man completion
 
 # Install only what is missing; a stamp keeps `make` quiet after the first run.
 deps:
@@ -301,6 +326,14 @@ install: all
 	for a in $(filter %dist,$(FS_ALIASES)); do ln -sf fsdist $(DESTDIR)$(PREFIX)/sbin/$$a; done
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/tracekitd.service > $(DESTDIR)$(UNITDIR)/tracekitd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/tracekitd.service
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 $(MAN)/tracekitd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	@# bash-completion loads a command's completion from a file of its name.
+	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracekit
+	for p in $(filter-out tracekit,$(PROGRAMS)); do \
+		ln -sf tracekit $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p; done
 	@# An edited config survives a reinstall.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf ] || \
 		install -m 644 tools/tracekitd.conf $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf

@@ -556,6 +556,17 @@ def test_make_install_stages_everything(tmp_path):
         assert (tmp_path / f).exists(), f
     unit = (tmp_path / "lib/systemd/system/tracekitd.service").read_text()
     assert "ExecStart=/usr/sbin/tracekitd --config /etc/tracekit/tracekitd.conf" in unit
+    # A page and a completion for every program (tests/e2e/test_man.py
+    # checks what they say).
+    sbin = sorted(p.name for p in (tmp_path / "usr/sbin").iterdir())
+    assert "tracekit" in sbin and "ext4slower" in sbin
+    man8 = sorted(p.name for p in (tmp_path / "usr/share/man/man8").iterdir())
+    assert man8 == sorted(f"{p}.8" for p in sbin)
+    assert (tmp_path / "usr/share/man/man5/tracekitd.conf.5").is_file()
+    completions = tmp_path / "usr/share/bash-completion/completions"
+    assert sorted(p.name for p in completions.iterdir()) == sbin
+    assert all((completions / p).is_symlink() and os.readlink(completions / p) == "tracekit"
+               for p in sbin if p != "tracekit")
 
 
 BLOCK_READS = [4096 * k for k in (40, 3, 17, 9, 100, 61, 25)]

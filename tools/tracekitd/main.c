@@ -111,10 +111,10 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 }
 
 static const char doc[] =
-	"Count syscalls, execs, run queue latency, TCP connects, VFS calls, block I/O, "
+	"Always-on BPF counters for Prometheus, served at http://" TRACEKITD_DEFAULT_LISTEN
+	"/metrics: syscalls, execs, run queue latency, TCP connects, VFS calls, block I/O, "
 	"file system operation latency, TCP state changes and retransmits, network "
-	"device packets and packet drops, interrupt time, on-CPU time and run queue length with BPF, always on, and serve them to Prometheus at "
-	"http://" TRACEKITD_DEFAULT_LISTEN "/metrics.\v"
+	"device packets and packet drops, interrupt time, on-CPU time and run queue length.\v"
 	"The configuration is an INI file:\n\n"
 	"  [tracekitd]\n  listen = 127.0.0.1:9949\n  max_series = 1000\n  strict = no\n\n"
 	"  [collectors]\n  syscalls = yes\n  execs = yes\n  runqlat = yes\n"
