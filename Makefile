@@ -80,11 +80,21 @@ all: deps-stamp $(addprefix $(BIN)/,$(PROGRAMS)) man completion
 # the code it describes. The date is the last commit's.
 MAN := $(BUILD)/man
 MAN_DATE := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
-MAN_PAGES := $(addprefix $(MAN)/,$(addsuffix .8,$(PROGRAMS))) $(MAN)/tracekitd.conf.5
+# A tool's page is tracekit-TOOL(8), as git-log(1) is `git log`'s: the
+# tools run as `tracekit TOOL`, and Debian's libbpf-tools and bpfcc-tools
+# own the bare names. The commands keep theirs.
+COMMANDS := tracekit tracekit-doctor tracekitd
+TOOL_PROGRAMS := $(filter-out $(COMMANDS),$(PROGRAMS))
+TOOL_PAGES := $(patsubst %,$(MAN)/tracekit-%.8,$(TOOL_PROGRAMS))
+COMMAND_PAGES := $(patsubst %,$(MAN)/%.8,$(COMMANDS))
+MAN_PAGES := $(TOOL_PAGES) $(COMMAND_PAGES) $(MAN)/tracekitd.conf.5
 man: $(MAN_PAGES)
-$(MAN)/%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
+$(TOOL_PAGES): $(MAN)/tracekit-%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
+	$(PYTHON) tools/man/mkman.py --front tracekit $< 8 $(VERSION) $(MAN_DATE) $@ \
+		tracekit\(8\) tracekit-doctor\(8\)
+$(COMMAND_PAGES): $(MAN)/%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
 	$(PYTHON) tools/man/mkman.py $< 8 $(VERSION) $(MAN_DATE) $@ \
-		$(if $(filter tracekit,$*),tracekit-doctor\(8\) tracekitd\(8\),$(if $(filter tracekitd,$*),tracekitd.conf\(5\) tracekit\(8\),tracekit\(8\) tracekit-doctor\(8\)))
+		$(if $(filter tracekitd,$*),tracekitd.conf\(5\) tracekit\(8\),$(filter-out $*\(8\),tracekit\(8\) tracekit-doctor\(8\) tracekitd\(8\)))
 $(MAN)/tracekitd.conf.5: tools/tracekitd.conf tools/man/mkconfman.py tools/man/mkman.py | $(MAN)
 	$(PYTHON) tools/man/mkconfman.py $< $(VERSION) $(MAN_DATE) $@
 $(MAN):
@@ -113,7 +123,12 @@ deps:
 
 deps-stamp: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: Makefile
+ifeq ($(SKIP_DEPS),1)
+	@# A package build: its Build-Depends are the deps (debian/control).
+	@mkdir -p $(BUILD) && touch $@
+else
 	@$(MAKE) --no-print-directory deps
+endif
 .PHONY: deps-stamp
 
 # BPF objects and their skeletons.
@@ -319,11 +334,20 @@ bench-targets:
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR ?= /lib/systemd/system
+# The tools live in TOOLDIR, off PATH: Debian's libbpf-tools owns
+# /usr/sbin/execsnoop and the other bare names (bpfcc-tools has
+# execsnoop-bpfcc). tracekit and tracekit-doctor are linked into sbin;
+# they find the tools beside their own program, the link resolved.
+TOOLDIR ?= $(PREFIX)/lib/tracekit
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSCONFDIR)/tracekit $(DESTDIR)$(UNITDIR)
-	install -m 755 $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS) tracekitd) $(DESTDIR)$(PREFIX)/sbin/
-	for a in $(filter %slower,$(FS_ALIASES)); do ln -sf fsslower $(DESTDIR)$(PREFIX)/sbin/$$a; done
-	for a in $(filter %dist,$(FS_ALIASES)); do ln -sf fsdist $(DESTDIR)$(PREFIX)/sbin/$$a; done
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(TOOLDIR) $(DESTDIR)$(SYSCONFDIR)/tracekit \
+		$(DESTDIR)$(UNITDIR)
+	install -m 755 $(addprefix $(BIN)/,$(TOOLS) $(PLAIN_TOOLS)) $(DESTDIR)$(TOOLDIR)/
+	for a in $(filter %slower,$(FS_ALIASES)); do ln -sf fsslower $(DESTDIR)$(TOOLDIR)/$$a; done
+	for a in $(filter %dist,$(FS_ALIASES)); do ln -sf fsdist $(DESTDIR)$(TOOLDIR)/$$a; done
+	for c in tracekit tracekit-doctor; do \
+		ln -sfr $(DESTDIR)$(TOOLDIR)/$$c $(DESTDIR)$(PREFIX)/sbin/$$c; done
+	install -m 755 $(BIN)/tracekitd $(DESTDIR)$(PREFIX)/sbin/
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/tracekitd.service > $(DESTDIR)$(UNITDIR)/tracekitd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/tracekitd.service
 	install -d $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man5 \
@@ -332,8 +356,7 @@ install: all
 	install -m 644 $(MAN)/tracekitd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	@# bash-completion loads a command's completion from a file of its name.
 	install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracekit
-	for p in $(filter-out tracekit,$(PROGRAMS)); do \
-		ln -sf tracekit $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$p; done
+	ln -sf tracekit $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tracekit-doctor
 	@# An edited config survives a reinstall.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf ] || \
 		install -m 644 tools/tracekitd.conf $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf

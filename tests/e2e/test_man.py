@@ -15,6 +15,12 @@ MAN = BIN.parent / "man"
 COMPLETION = BIN.parent / "completion" / "tracekit"
 PROGRAMS = sorted(p.name for p in BIN.iterdir() if os.access(p, os.X_OK))
 ARGP_PROGRAMS = [p for p in PROGRAMS if p != "tracekit"]   # the front command has no --usage
+COMMANDS = ("tracekit", "tracekit-doctor", "tracekitd")
+
+
+def page_of(program):
+    """A tool's page is tracekit-TOOL(8), as git-log(1) is `git log`'s."""
+    return f"{program}.8" if program in COMMANDS else f"tracekit-{program}.8"
 
 
 def accepted_options(program):
@@ -53,15 +59,15 @@ def render(path):
 
 def test_a_page_for_every_program():
     assert sorted(p.name for p in MAN.iterdir()) == \
-        sorted([f"{p}.8" for p in PROGRAMS] + ["tracekitd.conf.5"])
+        sorted([page_of(p) for p in PROGRAMS] + ["tracekitd.conf.5"])
 
 
 @pytest.mark.parametrize("program", ARGP_PROGRAMS)
 def test_page_lists_every_option(program):
-    assert accepted_options(program) - {"-?"} <= page_tags(page_source(f"{program}.8"))
+    assert accepted_options(program) - {"-?"} <= page_tags(page_source(page_of(program)))
 
 
-@pytest.mark.parametrize("page", [f"{p}.8" for p in PROGRAMS] + ["tracekitd.conf.5"])
+@pytest.mark.parametrize("page", [page_of(p) for p in PROGRAMS] + ["tracekitd.conf.5"])
 def test_page_renders_without_warnings(page):
     r = render(MAN / page)
     assert r.returncode == 0 and r.stderr == "", r.stderr
@@ -71,15 +77,15 @@ def test_page_renders_without_warnings(page):
 
 
 def test_page_says_what_the_tool_says():
-    text = render(MAN / "execsnoop.8").stdout
-    assert "execsnoop - Trace exec() syscalls, successful and failed\n" in text
-    assert re.search(r"^SYNOPSIS\n +execsnoop \[OPTION\.\.\.\] \[-- COMMAND \[ARG\.\.\.\]\]$",
-                     text, re.M)
+    text = render(MAN / "tracekit-execsnoop.8").stdout
+    assert "tracekit-execsnoop - Trace exec() syscalls, successful and failed\n" in text
+    assert re.search(r"^SYNOPSIS\n +tracekit execsnoop \[OPTION\.\.\.\] \[-- COMMAND \[ARG\.\.\.\]\]\n"
+                     r" +execsnoop \[OPTION\.\.\.\] \[-- COMMAND \[ARG\.\.\.\]\]$", text, re.M), text
     assert re.search(r"^ +-l, --line=STR\n +Only execs whose arguments contain STR$", text, re.M)
     assert re.search(r"^EXAMPLES\n +execsnoop +# trace all execs$", text, re.M)
     assert re.search(r"^ +execsnoop -l --verbose # only execs with \"--verbose\" among the args$",
                      text, re.M)
-    assert re.search(r"^tracekit \S+ +\d{4}-\d\d-\d\d +EXECSNOOP\(8\)$", text, re.M)
+    assert re.search(r"^tracekit \S+ +\d{4}-\d\d-\d\d +TRACEKIT-EXECSNOOP\(8\)$", text, re.M)
     front = render(MAN / "tracekit.8").stdout
     assert re.search(r"^ +list \[-j\] \[-v\] \[--no-check\] \[--parallel N\]\n +Every +tool:",
                      front, re.M), front

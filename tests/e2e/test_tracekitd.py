@@ -551,22 +551,41 @@ def test_make_install_stages_everything(tmp_path):
                           f"DESTDIR={tmp_path}", "PREFIX=/usr", "install"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    for f in ("usr/sbin/tracekitd", "usr/sbin/execsnoop", "usr/sbin/profile",
+    for f in ("usr/sbin/tracekitd", "usr/lib/tracekit/execsnoop", "usr/lib/tracekit/profile",
               "etc/tracekit/tracekitd.conf", "lib/systemd/system/tracekitd.service"):
         assert (tmp_path / f).exists(), f
     unit = (tmp_path / "lib/systemd/system/tracekitd.service").read_text()
     assert "ExecStart=/usr/sbin/tracekitd --config /etc/tracekit/tracekitd.conf" in unit
-    # A page and a completion for every program (tests/e2e/test_man.py
-    # checks what they say).
-    sbin = sorted(p.name for p in (tmp_path / "usr/sbin").iterdir())
-    assert "tracekit" in sbin and "ext4slower" in sbin
+    # The tools off PATH (Debian's libbpf-tools owns /usr/sbin/execsnoop):
+    # sbin has the commands, two of them links to the tool directory.
+    sbin = tmp_path / "usr/sbin"
+    assert sorted(p.name for p in sbin.iterdir()) == ["tracekit", "tracekit-doctor", "tracekitd"]
+    for c in ("tracekit", "tracekit-doctor"):
+        assert os.readlink(sbin / c) == f"../lib/tracekit/{c}"
+    tools = sorted(p.name for p in (tmp_path / "usr/lib/tracekit").iterdir())
+    assert tools == sorted(p.name for p in BIN.iterdir() if p.name != "tracekitd")
+    assert os.readlink(tmp_path / "usr/lib/tracekit/ext4slower") == "fsslower"
+    # A page for every program (tests/e2e/test_man.py checks what they say).
     man8 = sorted(p.name for p in (tmp_path / "usr/share/man/man8").iterdir())
-    assert man8 == sorted(f"{p}.8" for p in sbin)
+    assert man8 == sorted(f"{t}.8" if t in ("tracekit", "tracekit-doctor") else f"tracekit-{t}.8"
+                          for t in tools) + ["tracekitd.8"]
     assert (tmp_path / "usr/share/man/man5/tracekitd.conf.5").is_file()
     completions = tmp_path / "usr/share/bash-completion/completions"
-    assert sorted(p.name for p in completions.iterdir()) == sbin
-    assert all((completions / p).is_symlink() and os.readlink(completions / p) == "tracekit"
-               for p in sbin if p != "tracekit")
+    assert sorted(p.name for p in completions.iterdir()) == ["tracekit", "tracekit-doctor"]
+    assert os.readlink(completions / "tracekit-doctor") == "tracekit"
+
+
+def test_installed_front_command_finds_the_tools_through_its_link(tmp_path):
+    res = subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={BIN.parent}",
+                          f"DESTDIR={tmp_path}", "PREFIX=/usr", "install"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    front = tmp_path / "usr/sbin/tracekit"
+    r = subprocess.run([front, "list", "--no-check", "-j"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "execsnoop" in [json.loads(l)["tool"] for l in r.stdout.splitlines()]
+    r = subprocess.run([front, "execsnoop", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("execsnoop (tracekit) "), r.stderr
 
 
 BLOCK_READS = [4096 * k for k in (40, 3, 17, 9, 100, 61, 25)]

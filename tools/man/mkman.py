@@ -2,7 +2,10 @@
 """A man page from a program's own --help, so that the page cannot drift
 from the code: the build makes every page again from the built program.
 
-  mkman.py PROGRAM SECTION VERSION DATE OUT [SEE_ALSO...]
+  mkman.py [--front CMD] PROGRAM SECTION VERSION DATE OUT [SEE_ALSO...]
+
+--front CMD: PROGRAM is a tool run as `CMD PROGRAM`; its page is
+CMD-PROGRAM (as git-log(1) is `git log`'s), its synopsis both ways.
 
 The --help text is argp's layout (every tracekit program's, the front
 command's included), read with ARGP_HELP_FMT=rmargin=1000 so that argp
@@ -128,16 +131,20 @@ def parse(help_text):
     return usage, desc, options, before[1:] + paragraphs_of(lines[i:])
 
 
-def render(name, section, version, date, help_text, see_also):
+def render(name, section, version, date, help_text, see_also, front=None):
     usage, desc, options, paragraphs = parse(help_text)
-    out = [f'.TH {name.upper()} {section} "{date}" "tracekit {version}" "tracekit"',
-           ".SH NAME", f"{name} \\- {esc(short(purpose(desc)))}",
-           ".SH SYNOPSIS"]
-    for u in usage:
-        prog, _, rest = u.partition(" ")
-        out += [".br" if u is not usage[0] else ".nh", f".B {code(prog)}"]
-        if rest:
-            out.append(code(rest))
+    page = f"{front}-{name}" if front else name
+    out = [f'.TH {page.upper()} {section} "{date}" "tracekit {version}" "tracekit"',
+           ".SH NAME", f"{code(page)} \\- {esc(short(purpose(desc)))}",
+           ".SH SYNOPSIS", ".nh"]
+    forms = [f"{front} {u}" for u in usage] + usage if front else usage
+    for k, u in enumerate(forms):
+        words = u.split(" ")
+        n = 2 if front and k < len(usage) else 1   # "tracekit execsnoop" in bold
+        out += [".br"] if k else []
+        out += [f".B {code(' '.join(words[:n]))}"]
+        if words[n:]:
+            out.append(code(" ".join(words[n:])))
     out += [".hy", ".SH DESCRIPTION", esc(" ".join(desc))]
     examples, options_note = [], []
     for p in paragraphs:
@@ -172,15 +179,19 @@ def render(name, section, version, date, help_text, see_also):
 
 
 def main():
-    if len(sys.argv) < 6:
+    args = sys.argv[1:]
+    front = None
+    if args[:1] == ["--front"]:
+        front, args = args[1], args[2:]
+    if len(args) < 5:
         sys.exit(__doc__.split("\n\n")[1])
-    program, section, version, date, path = sys.argv[1:6]
+    program, section, version, date, path = args[:5]
     env = dict(os.environ, ARGP_HELP_FMT="rmargin=1000", LC_ALL="C")
     r = subprocess.run([program, "--help"], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"mkman: {program} --help exited {r.returncode}: {r.stderr.strip()}")
     name = os.path.basename(program)
-    page = render(name, section, version, date, r.stdout, sys.argv[6:])
+    page = render(name, section, version, date, r.stdout, args[5:], front)
     with open(path + ".tmp", "w") as f:
         f.write(page)
     os.replace(path + ".tmp", path)
