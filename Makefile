@@ -16,6 +16,8 @@
 #                   a CPU hog per core and a disk writer beside it
 #                   (tests/repeat.py; runs kept in $(BUILD)/repeat/)
 #   make deps       install the Debian packages that build and tests need
+#   make package    the Debian packages tracekit and tracekitd (debian/),
+#                   checked by lintian, into $(BUILD)/package/
 #   make install    the tools, tracekitd, its unit and default config, the
 #                   man pages and bash completion
 #                   (PREFIX=/usr/local, DESTDIR for staging)
@@ -67,7 +69,8 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	xz-utils binutils elfutils e2fsprogs xfsprogs btrfs-progs \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
 	qemu-system-x86 udev busybox-static strace linux-perf dmsetup kmod \
-	nfs-kernel-server nfs-common iproute2 procps valgrind
+	nfs-kernel-server nfs-common iproute2 procps valgrind \
+	debhelper lintian bpfcc-tools
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
@@ -77,9 +80,12 @@ all: deps-stamp $(addprefix $(BIN)/,$(PROGRAMS)) man completion
 
 # Man pages from each program's own --help, and tracekitd.conf(5) from the
 # default configuration's comments (tools/man/): a page cannot drift from
-# the code it describes. The date is the last commit's.
+# the code it describes.
 MAN := $(BUILD)/man
-MAN_DATE := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
+# The date on the pages: a package build's SOURCE_DATE_EPOCH (its
+# changelog's), else the last commit's.
+MAN_DATE := $(shell { [ -n "$$SOURCE_DATE_EPOCH" ] && date -u -d @$$SOURCE_DATE_EPOCH +%F; } || \
+	git log -1 --format=%cs 2>/dev/null || date +%F)
 # A tool's page is tracekit-TOOL(8), as git-log(1) is `git log`'s: the
 # tools run as `tracekit TOOL`, and Debian's libbpf-tools and bpfcc-tools
 # own the bare names. The commands keep theirs.
@@ -360,6 +366,18 @@ install: all
 	@# An edited config survives a reinstall.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf ] || \
 		install -m 644 tools/tracekitd.conf $(DESTDIR)$(SYSCONFDIR)/tracekit/tracekitd.conf
+
+# The Debian packages tracekit and tracekitd (debian/), built as
+# dpkg-buildpackage builds them from a clean checkout: from a copy of the
+# tracked files in PACKAGE_DIR/src; the .debs land in PACKAGE_DIR, and
+# lintian must find no error in them.
+PACKAGE_DIR ?= $(BUILD)/package
+package:
+	rm -rf $(PACKAGE_DIR) && mkdir -p $(PACKAGE_DIR)/src
+	git ls-files -z | xargs -0 cp --parents -t $(PACKAGE_DIR)/src
+	cd $(PACKAGE_DIR)/src && dpkg-buildpackage -us -uc -b -jauto $(PACKAGE_OPTS)
+	lintian --fail-on error $(PACKAGE_DIR)/*.changes
+.PHONY: package
 
 clean:
 	rm -rf $(BUILD)

@@ -97,6 +97,13 @@ def hung_task_state(pid):
     return "\n".join(lines)
 
 
+def makefile_version():
+    """The one version of every program: the Makefile's VERSION."""
+    m = re.search(r"^VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert m, "no VERSION := in the Makefile"
+    return m.group(1)
+
+
 class Tool:
     """A tool running in the background. start() returns once it has
     attached (it writes "ready" on TRACEKIT_READY_FD); stop() sends SIGINT

@@ -6,13 +6,7 @@ import re
 
 import pytest
 
-from conftest import BIN, ROOT, run
-
-
-def makefile_version():
-    m = re.search(r"^VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.M)
-    assert m, "no VERSION := in the Makefile"
-    return m.group(1)
+from conftest import BIN, ROOT, makefile_version, run
 
 
 PROGRAMS = sorted(p for p in os.listdir(BIN) if os.access(os.path.join(BIN, p), os.X_OK))
