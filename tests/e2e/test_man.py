@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, ROOT, run
+from conftest import BIN, run
 
 MAN = BIN.parent / "man"
 COMPLETION = BIN.parent / "completion" / "tracekit"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import BIN, ROOT, makefile_version, run
+from conftest import BIN, makefile_version, run
 
 
 PROGRAMS = sorted(p for p in os.listdir(BIN) if os.access(os.path.join(BIN, p), os.X_OK))
