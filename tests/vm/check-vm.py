@@ -25,8 +25,9 @@ Settings (environment, or make variables on make's command line):
                   says which); "all": the whole suite, as the host runs it
   VM_HOST_COVERS  the series whose VMs run only the tests marked kernel
                   that the host's last make check did not pass
-                  (BUILD/e2e/junit.xml); default the newest series, when
-                  the host's kernel is newer; "" for none
+                  (BUILD/e2e/junit.xml); default every series but the
+                  oldest (5.10), each when the host's kernel is newer;
+                  space-separated; "" for none
   VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
                   test files (tests/e2e/test_x.py) replaces tests/e2e
   VM_JOBS         VMs run at once (default 2)
@@ -559,24 +560,29 @@ def merge(release, vmdir, parts):
 # ------------------------------------------------ what the host ran
 
 def host_covers(kernels, scope, named):
-    """The series whose tests the host's own run stands for, or None.
+    """The series whose tests the host's own run stands for: a set.
 
-    The newest series of the matrix, when the host runs a newer kernel:
-    what that kernel shares with the older series the matrix runs in full,
-    and what is new in it the host shares. So it runs only the tests
-    marked kernel that the host did not pass (kernel functions, which this
-    host cannot trace, and what the host skipped or failed). VM_HOST_COVERS
-    names another series, or none ("")."""
+    Every series of the run but the oldest, each when the host runs a
+    newer kernel. Such a series runs only the tests marked kernel that the
+    host did not pass (kernel functions, which this host cannot trace, and
+    what the host skipped or failed): a code path it takes where the host
+    takes another is one for an older kernel, which the oldest series runs
+    in full, or one for a feature this host lacks, whose tests the host
+    did not pass. VM_HOST_COVERS names the series instead (space-separated;
+    "" for none)."""
     setting = os.environ.get("VM_HOST_COVERS")
     if scope != "kernel" or named:
-        return None
+        return set()
     if setting is not None:
-        if setting and setting not in SERIES:
-            die(f"VM_HOST_COVERS: unknown kernel series {setting!r} "
-                f"(known: {' '.join(SERIES)})")
-        return setting if setting in kernels else None
-    newest = max(kernels, key=version)
-    return newest if version(os.uname().release) > version(newest) else None
+        chosen = setting.replace(",", " ").split()
+        for k in chosen:
+            if k not in SERIES:
+                die(f"VM_HOST_COVERS: unknown kernel series {k!r} "
+                    f"(known: {' '.join(SERIES)})")
+        return set(chosen) & set(kernels)
+    oldest = min(kernels, key=version)   # of this run: it runs in full
+    host = version(os.uname().release)
+    return {k for k in kernels if k != oldest and host > version(k)}
 
 
 def beyond_host(ids, info, args):
@@ -676,7 +682,7 @@ def main():
             jobs.append((i, None, 0))
             continue
         mine = ids
-        if info["series"] == covers:
+        if info["series"] in covers:
             mine = beyond_host(ids, info, args)
             if not mine:
                 skipped[i] = "the host passed every test marked kernel"
