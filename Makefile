@@ -99,9 +99,11 @@ man: $(MAN_PAGES)
 $(TOOL_PAGES): $(MAN)/tracekit-%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
 	$(PYTHON) tools/man/mkman.py --front tracekit $< 8 $(VERSION) $(MAN_DATE) $@ \
 		tracekit\(8\) tracekit-doctor\(8\)
+SEE_ALSO_tracekit := tracekit-doctor\(8\) tracekitd\(8\)
+SEE_ALSO_tracekit-doctor := tracekit\(8\) tracekitd\(8\)
+SEE_ALSO_tracekitd := tracekitd.conf\(5\) tracekit\(8\)
 $(COMMAND_PAGES): $(MAN)/%.8: $(BIN)/% tools/man/mkman.py | $(MAN)
-	$(PYTHON) tools/man/mkman.py $< 8 $(VERSION) $(MAN_DATE) $@ \
-		$(if $(filter tracekitd,$*),tracekitd.conf\(5\) tracekit\(8\),$(filter-out $*\(8\),tracekit\(8\) tracekit-doctor\(8\) tracekitd\(8\)))
+	$(PYTHON) tools/man/mkman.py $< 8 $(VERSION) $(MAN_DATE) $@ $(SEE_ALSO_$*)
 $(MAN)/tracekitd.conf.5: tools/tracekitd.conf tools/man/mkconfman.py tools/man/mkman.py | $(MAN)
 	$(PYTHON) tools/man/mkconfman.py $< $(VERSION) $(MAN_DATE) $@
 $(MAN):

@@ -126,13 +126,15 @@ void tk_init(void)
 	struct stat st;
 
 	libbpf_set_print(libbpf_print);
+	/* Without the pipe (no fd left), tk_sleep_ms polls fd -1, which poll
+	 * ignores: a plain sleep that a signal cuts short, as before. */
+	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		wake_pipe[0] = wake_pipe[1] = -1;
 	/* SA_RESTART: a write(2) to a full pipe that the signal interrupts
 	 * goes on, where EINTR would make stdio drop its whole buffer (a
 	 * line cut in two). poll, epoll_wait and nanosleep, where the main
 	 * loops wait, return EINTR whatever the flag (signal(7)), so the
 	 * loops still end at once. */
-	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		wake_pipe[0] = wake_pipe[1] = -1;  /* tk_sleep_ms falls back */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -207,20 +209,12 @@ int tk_wait_ms(int max_ms)
 void tk_sleep_ms(int ms)
 {
 	struct pollfd wake = { .fd = wake_pipe[0], .events = POLLIN };
-	struct timespec ts;
 
 	ms = tk_wait_ms(ms);
-	if (tk_exiting())
-		return;
-	if (wake.fd >= 0) {
-		/* The pipe stays readable once a stop was asked for, before
-		 * or during the wait; a signal also cuts poll short. */
+	/* The pipe stays readable once a stop was asked for, before or
+	 * during the wait; a signal also cuts poll short. */
+	if (!tk_exiting())
 		poll(&wake, 1, ms);
-		return;
-	}
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
 }
 
 void tk_sleep_until(double t)

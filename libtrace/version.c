@@ -1,7 +1,6 @@
 #include "version.h"
 
 #include <bpf/libbpf.h>
-#include <string.h>
 
 #include "setup.h"
 
@@ -11,14 +10,17 @@
 
 const char tk_version[] = TK_VERSION;
 
+void tk_version_print(FILE *f, const char *program)
+{
+	fprintf(f, "%s %s\nlibbpf %u.%u\n", program, tk_version,
+		libbpf_major_version(), libbpf_minor_version());
+}
+
 void tk_version_hook(FILE *f, struct argp_state *state)
 {
-	const char *name = tk_tool_name();
+	char program[128];
 
 	(void)state;
-	if (!strcmp(name, "tracekit"))  /* the front command */
-		fprintf(f, "tracekit %s\n", tk_version);
-	else
-		fprintf(f, "%s (tracekit) %s\n", name, tk_version);
-	fprintf(f, "libbpf %u.%u\n", libbpf_major_version(), libbpf_minor_version());
+	snprintf(program, sizeof(program), "%s (tracekit)", tk_tool_name());
+	tk_version_print(f, program);
 }

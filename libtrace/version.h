@@ -7,6 +7,9 @@
 
 extern const char tk_version[];
 
+/* "PROGRAM VERSION" and the libbpf linked in (statically). */
+void tk_version_print(FILE *f, const char *program);
+
 /* argp_program_version_hook: "TOOL (tracekit) VERSION" and the libbpf
  * the tool was built with, which is linked in statically. */
 void tk_version_hook(FILE *f, struct argp_state *state);

@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		tk_version_hook(stdout, NULL);
+		tk_version_print(stdout, "tracekit");
 		return 0;
 	}
 	if (!strcmp(cmd, "list"))
