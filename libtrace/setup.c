@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,10 +251,34 @@ void tk_print_intervals(void (*print)(void *arg, int seq), void *arg)
 	} while (!tk_exiting() && (!tk_opts.count || seq < tk_opts.count));
 }
 
-static void vmessage(const char *fmt, va_list ap)
+/* Under systemd, stderr may be a stream into the journal, whose device
+ * and inode JOURNAL_STREAM names (systemd.exec(5)). Each line then starts
+ * with its syslog priority, "<4>", as sd-daemon(3) describes, so the
+ * journal files warnings as warnings; and without the tool's name, which
+ * the journal records itself. */
+static bool stderr_is_journal(void)
+{
+	static int known = -1;
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (known < 0) {
+		const char *env = getenv("JOURNAL_STREAM");
+
+		known = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 &&
+			!fstat(STDERR_FILENO, &st) && st.st_dev == dev &&
+			st.st_ino == ino;
+	}
+	return known;
+}
+
+static void vmessage(int priority, const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: ", tool_name);
+	if (stderr_is_journal())
+		fprintf(stderr, "<%d>", priority);
+	else
+		fprintf(stderr, "%s: ", tool_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -281,7 +306,7 @@ void tk_fail(const char *fmt, ...)
 		fail_trap = NULL;
 		longjmp(*trap, 1);
 	}
-	vmessage(fmt, ap);
+	vmessage(LOG_ERR, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -291,7 +316,16 @@ void tk_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage(fmt, ap);
+	vmessage(LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+void tk_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(LOG_NOTICE, fmt, ap);
 	va_end(ap);
 }
 
@@ -302,7 +336,7 @@ void tk_info(const char *fmt, ...)
 	if (!tk_opts.verbose)
 		return;
 	va_start(ap, fmt);
-	vmessage(fmt, ap);
+	vmessage(LOG_INFO, fmt, ap);
 	va_end(ap);
 }
 

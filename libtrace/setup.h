@@ -54,8 +54,14 @@ void tk_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
  * not end the others (see tk_try_load). NULL clears it. */
 void tk_fail_trap(jmp_buf *trap, char *msg, size_t size);
 
-/* Non-fatal message: "tool: MESSAGE" on stderr. */
+/* Non-fatal message: "tool: MESSAGE" on stderr. Into the journal (stderr
+ * is JOURNAL_STREAM) "<N>MESSAGE" instead, N its syslog priority: 3 for
+ * tk_fail, 4 tk_warn, 5 tk_notice, 6 tk_info. */
 void tk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A notable event of normal operation (a daemon started, reloaded,
+ * stopped): printed as tk_warn prints, at notice priority. */
+void tk_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Verbose message (-v only): "tool: MESSAGE" on stderr. */
 void tk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,7 +9,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -22,6 +21,7 @@ import pytest
 from blockdev import BioTarget, MountedFs, bio_target, has_fs, loopdev  # noqa: F401
 from conftest import BIN, ROOT, Tool, Workload, kernel_has, require, tool_path
 from fsop import COMM as FS_COMM, EXPECTED as FS_EXPECTED, fs_target  # noqa: F401
+from promtext import samples, series, value  # noqa: F401  (test_tracekitd_cpu, _net)
 
 NAME = "tracekitd"
 
@@ -72,30 +72,6 @@ class Daemon(Tool):
     def __exit__(self, *exc):
         super().__exit__(*exc)
         shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$')
-
-
-def samples(text):
-    """{(name, frozenset of (label, value))): value}"""
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE.match(line)
-        assert m, line
-        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
-        out[(m.group(1), labels)] = float(m.group(3))
-    return out
-
-
-def value(s, name, **labels):
-    return s.get((name, frozenset(labels.items())), 0.0)
-
-
-def series(s, name):
-    return {k[1]: v for k, v in s.items() if k[0] == name}
 
 
 def prog_ids():
@@ -216,7 +192,7 @@ def test_promtool_accepts_the_output(tmp_path):
     write_config(conf, syscalls=True, execs=True, runqlat=True, tcpconnect=False,
                  vfsstat=False, fs=True)
     with Daemon(config=str(conf)) as d:
-        subprocess.run([f"/bin/true"], check=True)
+        subprocess.run(["/bin/true"], check=True)
         text = d.scrape()
     res = subprocess.run(["promtool", "check", "metrics"], input=text,
                          capture_output=True, text=True)
@@ -375,6 +351,26 @@ def test_bad_config_one_clear_line(tmp_path, content, line):
                              capture_output=True, text=True, timeout=30)
         assert res.returncode == 1
         assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"tracekitd: {conf}{line}"), res.stderr
+
+
+def test_lines_into_the_journal_carry_their_priority(tmp_path):
+    """Under systemd, stderr is a stream into the journal, which
+    JOURNAL_STREAM names (device:inode): each line then starts with its
+    syslog priority (sd-daemon(3)) and not with the name the journal
+    records itself. JOURNAL_STREAM inherited by a process whose stderr
+    goes elsewhere changes nothing. tests/systemd reads the real journal."""
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[collectors]\nexecs = perhaps\n")
+    err, other = tmp_path / "stderr", tmp_path / "other"
+    other.touch()
+    line = f"{conf}:2: execs: bad value 'perhaps' (yes or no)\n"
+    for stream, want in ((err, f"<3>{line}"), (other, f"tracekitd: {line}")):
+        with open(err, "w") as f:
+            st = os.stat(stream)
+            res = subprocess.run([tool_path(NAME), "--config", str(conf)], stderr=f,
+                                 env=dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+        assert res.returncode == 1
+        assert err.read_text() == want
 
 
 def test_check_config_of_the_shipped_file():

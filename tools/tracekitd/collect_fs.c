@@ -86,7 +86,7 @@ static int start(const struct config *c, char *err, size_t errlen)
 			tk_warn("collector fs: %s by syscall tracepoints (no kernel function "
 				"tracing here); they cannot see %s", fs->type, tk_fs_tp_blind);
 		else
-			tk_warn("collector fs: %s by its kernel functions", fs->type);
+			tk_notice("collector fs: %s by its kernel functions", fs->type);
 		n_loaded++;
 	}
 	if (!n_loaded) {

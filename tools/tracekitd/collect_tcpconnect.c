@@ -42,7 +42,7 @@ static int start(const struct config *c, char *err, size_t errlen)
 				       tp_blind, err, errlen);
 	if (!skel)
 		return -1;
-	tk_warn("collector tcpconnect: by %s", way == TK_WAY_TP ?
+	tk_notice("collector tcpconnect: by %s", way == TK_WAY_TP ?
 		"the tracepoint sock:inet_sock_set_state" :
 		"the kernel functions tcp_v4_connect and tcp_v6_connect");
 	return 0;

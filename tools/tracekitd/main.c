@@ -43,6 +43,8 @@ const struct collector *const collectors[N_COLLECTORS] = {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct config config;
 static bool running[N_COLLECTORS];
+/* Set once drop_capabilities() has given up the start-up privileges. */
+static bool privileges_dropped;
 
 static struct {
 	const char *config_path;
@@ -181,7 +183,16 @@ static void start_collector(int i)
 	char err[512] = "";
 
 	if (collectors[i]->start(&config, err, sizeof(err))) {
-		tk_warn("collector %s: %s", collectors[i]->name, err);
+		/* A collector a reload enables attaches with the privileges
+		 * left: some kernels want more (Debian's and Ubuntu's, at
+		 * kernel.perf_event_paranoid 3, allow perf_event_open, and so
+		 * tracepoints, kprobes and samplers, to CAP_SYS_ADMIN only). */
+		bool refused = strstr(err, strerror(EPERM)) || strstr(err, strerror(EACCES));
+
+		tk_warn("collector %s: %s%s", collectors[i]->name, err,
+			privileges_dropped && refused ?
+			"; tracekitd gave up its start-up privileges once attached: "
+			"restart it (systemctl restart tracekitd) to start this collector" : "");
 		health_failed(i, err);
 		if (config.strict) {
 			stop_all();
@@ -216,9 +227,10 @@ static bool kernel_has_cap_bpf(void)
 	return tk_read_sysctl("/proc/sys/kernel/cap_last_cap", 0) >= 39;  /* CAP_BPF, Linux 5.8 */
 }
 
-/* After attaching: keep only what reading maps and attaching again on
- * reload need: CAP_BPF and CAP_PERFMON (5.8+), else CAP_SYS_ADMIN, which
- * older kernels ask for both. Every other capability goes, bounding set
+/* After attaching: keep only what reading maps and attaching BPF
+ * programs again on reload need: CAP_BPF and CAP_PERFMON (5.8+), else
+ * CAP_SYS_ADMIN, which older kernels ask for both. A kernel may want
+ * more for perf events (start_collector says so). Every other capability goes, bounding set
  * included, so nothing this process does later can regain them. */
 static void drop_capabilities(void)
 {
@@ -233,6 +245,7 @@ static void drop_capabilities(void)
 	else
 		capng_update(CAPNG_ADD, what, CAP_SYS_ADMIN);
 	rc = capng_apply(CAPNG_SELECT_BOTH);
+	privileges_dropped = !rc;
 	if (rc)
 		tk_warn("cannot drop capabilities (capng_apply: %d); keeping them", rc);
 	else
@@ -283,7 +296,7 @@ static void reload(void)
 		tk_warn("reload: %s; keeping the running configuration", err);
 	} else {
 		apply_config(&next);
-		tk_warn("reloaded %s", args.config_path);
+		tk_notice("reloaded %s", args.config_path);
 	}
 	n = count_running(names, sizeof(names));
 	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
@@ -338,10 +351,8 @@ int main(int argc, char **argv)
 	argp_program_version_hook = tk_version_hook;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		tk_usage_error("bad arguments");
-	if (read_config(&config, err, sizeof(err))) {
-		fprintf(stderr, "tracekitd: %s\n", err);
-		return 1;
-	}
+	if (read_config(&config, err, sizeof(err)))
+		tk_fail("%s", err);
 	if (args.check_config) {
 		printf("%s: %s (listen %s, max_series %lu, collectors:", args.config_path,
 		       access(args.config_path, F_OK) ? "not found, defaults valid" : "valid",
@@ -364,7 +375,7 @@ int main(int argc, char **argv)
 	state_unlock();
 	drop_capabilities();
 	n = count_running(names, sizeof(names));
-	tk_warn("%d collector%s running (%s); metrics at http://%s/metrics", n,
+	tk_notice("%d collector%s running (%s); metrics at http://%s/metrics", n,
 		n == 1 ? "" : "s", names, config.listen);
 	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
 	       n, n == 1 ? "" : "s", names, config.listen);
@@ -376,6 +387,6 @@ int main(int argc, char **argv)
 	stop_all();
 	tk_detach();
 	state_unlock();
-	tk_warn("stopped; all probes detached");
+	tk_notice("stopped; all probes detached");
 	return 0;
 }
