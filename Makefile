@@ -16,6 +16,11 @@
 #                   table of every test that failed in any run; LOAD=1 runs
 #                   a CPU hog per core and a disk writer beside it
 #                   (tests/repeat.py; runs kept in $(BUILD)/repeat/)
+#   make check-systemd
+#                   tracekitd's .debs installed and run under systemd as
+#                   PID 1 in a minimal Debian (debootstrap, cached in
+#                   $(BUILD)/systemd/) booted with 6.1 and 6.12 in QEMU
+#                   (tests/systemd/); SYSTEMD_KERNELS picks kernels
 #   make deps       install the Debian packages that build and tests need
 #   make package    the Debian packages tracekit and tracekitd (debian/),
 #                   checked by lintian, into $(BUILD)/package/
@@ -71,7 +76,7 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
 	qemu-system-x86 udev busybox-static strace linux-perf dmsetup kmod \
 	nfs-kernel-server nfs-common iproute2 procps valgrind \
-	debhelper lintian bpfcc-tools
+	debhelper lintian bpfcc-tools debootstrap
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
@@ -229,6 +234,16 @@ VM_KERNELS ?= 5.10 6.1 6.12
 .PHONY: check-vm
 check-vm: all
 	$(PYTHON) tests/vm/check-vm.py --build $(BUILD) --bin $(BIN) --kernels "$(VM_KERNELS)"
+
+# tracekitd's .debs in a Debian booted with systemd as PID 1, under each
+# of SYSTEMD_KERNELS in QEMU (tests/systemd/check-systemd.py). The .debs:
+# make package's, or SYSTEMD_DEBS=DIR's where they are already built.
+SYSTEMD_KERNELS ?= 6.1 6.12
+.PHONY: check-systemd
+check-systemd: deps-stamp
+	$(if $(SYSTEMD_DEBS),,$(MAKE) --no-print-directory package)
+	$(PYTHON) tests/systemd/check-systemd.py --build $(BUILD) \
+		--debs $(or $(SYSTEMD_DEBS),$(PACKAGE_DIR)) --kernels "$(SYSTEMD_KERNELS)"
 
 # Flaky tests found by a command: the suite N times, one table at the end.
 # REPEAT_ARGS: pytest arguments for the host runs (default tests/e2e).
