@@ -173,7 +173,7 @@ def kernel_layer(sdir, info, rootfs, key):
     layer = os.path.join(kdir, "layer")
     os.makedirs(os.path.join(layer, "usr/lib/modules"))
     os.makedirs(os.path.join(layer, "boot"))
-    kroot = os.path.join(os.path.dirname(os.path.dirname(info["vmlinuz"])))
+    kroot = os.path.dirname(os.path.dirname(info["vmlinuz"]))   # its root/
     run_checked(["cp", "-al", os.path.join(kroot, "lib/modules", release),
                  os.path.join(layer, "usr/lib/modules/")])
     shutil.copy(os.path.join(kroot, "boot", f"config-{release}"), os.path.join(layer, "boot"))

@@ -230,8 +230,9 @@ static bool kernel_has_cap_bpf(void)
 /* After attaching: keep only what reading maps and attaching BPF
  * programs again on reload need: CAP_BPF and CAP_PERFMON (5.8+), else
  * CAP_SYS_ADMIN, which older kernels ask for both. A kernel may want
- * more for perf events (start_collector says so). Every other capability goes, bounding set
- * included, so nothing this process does later can regain them. */
+ * more for perf events (start_collector says so). Every other capability
+ * goes, bounding set included, so nothing this process does later can
+ * regain them. */
 static void drop_capabilities(void)
 {
 	const unsigned what = CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET;
