@@ -316,6 +316,19 @@ static const char *kconfig_note(const char *option, char *buf, size_t size)
 
 typedef int (*ns_fn)(char *out, size_t size, void *arg);
 
+/* After unshare(CLONE_NEWNS): keep what this process mounts from
+ * reaching the namespace it came from. In a chroot whose root is not a
+ * mount point, "/" cannot be made private (EINVAL); /sys, where tracefs
+ * and securityfs are mounted, then is. 0 or -errno. */
+static int make_mounts_private(void)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		return 0;
+	if (errno == EINVAL && mount(NULL, "/sys", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		return 0;
+	return -errno;
+}
+
 /* Run fn in a child process with a mount namespace of its own, so what
  * it mounts vanishes with it. Returns fn's result (0 or -errno), or the
  * -errno of setting the namespace up, and then *no_ns is true (a
@@ -345,10 +358,8 @@ static int in_private_mounts(ns_fn fn, void *arg, char *out, size_t size,
 
 		close(p[0]);
 		/* res: whether the namespace was set up, then the error. */
-		if (unshare(CLONE_NEWNS) ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
-			res[1] = -errno;
-		} else {
+		res[1] = unshare(CLONE_NEWNS) ? -errno : make_mounts_private();
+		if (!res[1]) {
 			res[0] = 1;
 			res[1] = fn(text, sizeof(text), arg);
 		}
@@ -1428,10 +1439,9 @@ int tk_tool_check_run(const char *path, const char *const *args,
 		/* The doctor leaves nothing changed: a tool that mounts tracefs
 		 * to look a tracepoint up does it in a mount namespace of its
 		 * own. Where none can be had, it runs as it would by hand. */
-		if (unshare(CLONE_NEWNS) == 0 &&
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		if (unshare(CLONE_NEWNS) == 0 && (err = make_mounts_private())) {
 			dprintf(STDERR_FILENO, "%s: cannot make its mounts private: %s\n",
-				base, strerror(errno));
+				base, strerror(-err));
 			_exit(126);
 		}
 		signal(SIGPIPE, SIG_DFL);
