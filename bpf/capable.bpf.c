@@ -196,8 +196,19 @@ int BPF_PROG(tp_cap_raw_tp, const struct cred *cred, struct user_namespace *targ
 	return tp_check(ctx, cap, ret);
 }
 
+/* The tracepoint's record (capability/cap_capable, since 6.13): declared
+ * here, so the program builds against an older vmlinux.h. */
+struct trace_event_raw_cap_capable___tk {
+	struct trace_entry ent;
+	const struct cred *cred;
+	struct user_namespace *target_ns;
+	const struct user_namespace *capable_ns;
+	int cap;
+	int ret;
+} __attribute__((preserve_access_index));
+
 SEC("tracepoint/capability/cap_capable")
-int tp_cap_tp(struct trace_event_raw_cap_capable *ctx)
+int tp_cap_tp(struct trace_event_raw_cap_capable___tk *ctx)
 {
 	return tp_check(ctx, ctx->cap, ctx->ret);
 }

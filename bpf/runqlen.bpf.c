@@ -14,9 +14,15 @@
 #include "tk_bits.bpf.h"
 #include "tk_filter.bpf.h"
 
-/* Linux 6.14 renamed cfs_rq's nr_running to nr_queued. */
+/* Linux 6.14 renamed cfs_rq's nr_running to nr_queued. Both names are
+ * declared here, so the program builds against a vmlinux.h of either
+ * (vmlinux/arm64's is 6.12's). */
 struct cfs_rq___pre614 {
 	unsigned int nr_running;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___614 {
+	unsigned int nr_queued;
 } __attribute__((preserve_access_index));
 
 struct {
@@ -41,7 +47,7 @@ int runqlen_perf_event(struct bpf_perf_event_data *ctx)
 	if (bpf_core_field_exists(((struct cfs_rq___pre614 *)cfs)->nr_running))
 		len = BPF_CORE_READ((struct cfs_rq___pre614 *)cfs, nr_running);
 	else
-		len = BPF_CORE_READ(cfs, nr_queued);
+		len = BPF_CORE_READ((struct cfs_rq___614 *)cfs, nr_queued);
 	if (len)
 		len--;  /* the running task */
 	tk_bound(len, RUNQLEN_SLOTS - 1);

@@ -110,10 +110,16 @@ struct tcpretrans_tp_args {
 	const void *skaddr;
 };
 
+/* Since 6.16 the event has an err field: a retransmission that failed.
+ * Declared here, so the program builds against an older vmlinux.h. */
+struct trace_event_raw_tcp_retransmit_skb___616 {
+	int err;
+} __attribute__((preserve_access_index));
+
 SEC("tp/tcp/tcp_retransmit_skb")
 int retrans_tp(struct tcpretrans_tp_args *args)
 {
-	struct trace_event_raw_tcp_retransmit_skb *a = (void *)args;
+	struct trace_event_raw_tcp_retransmit_skb___616 *a = (void *)args;
 
 	if (bpf_core_field_exists(a->err) && BPF_CORE_READ(a, err))
 		return 0;

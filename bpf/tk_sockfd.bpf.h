@@ -21,6 +21,14 @@ struct file___f_count {
 	atomic_long_t f_count;
 } __attribute__((preserve_access_index));
 
+/* Both kinds declared here, so the program builds against a vmlinux.h
+ * of either (vmlinux/arm64's is 6.12's). */
+struct file___f_ref {
+	struct {
+		atomic64_t refcnt;
+	} f_ref;
+} __attribute__((preserve_access_index));
+
 /* The struct socket of descriptor fd, or NULL when fd is no socket. */
 static __always_inline struct socket *tk_fd_socket(int fd)
 {
@@ -41,7 +49,7 @@ static __always_inline bool tk_fd_last_ref(int fd)
 		return false;
 	if (bpf_core_field_exists(struct file___f_count, f_count))
 		return BPF_CORE_READ((struct file___f_count *)f, f_count.counter) == 1;
-	return BPF_CORE_READ(f, f_ref.refcnt.counter) == 0;
+	return BPF_CORE_READ((struct file___f_ref *)f, f_ref.refcnt.counter) == 0;
 }
 
 /* The TCP socket (IPv4 or IPv6, SOCK_STREAM) of descriptor fd, else NULL. */
