@@ -21,6 +21,9 @@
 #                   PID 1 in a minimal Debian (debootstrap, cached in
 #                   $(BUILD)/systemd/) booted with 6.1 and 6.12 in QEMU
 #                   (tests/systemd/); SYSTEMD_KERNELS picks kernels
+#   make STATIC=1   every program linked statically (glibc too) into
+#                   $(BUILD)/static/bin/, to copy alone to a machine that
+#                   has none of the libraries; `make static` does the same
 #   make deps       install the Debian packages that build and tests need
 #   make package    the Debian packages tracekit and tracekitd (debian/),
 #                   checked by lintian, into $(BUILD)/package/
@@ -32,10 +35,24 @@
 #                   USDT note parser and tracekitd's config reader
 #                   (libFuzzer, ASan+UBSan; FUZZ_TIME seconds each)
 
-ARCH := $(shell uname -m)
-BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
-VMLINUX_ARCH := $(patsubst aarch64,arm64,$(ARCH))
+# ARCH=arm64 (or aarch64) on an x86_64 machine cross-builds into
+# build/arm64/ with Debian's aarch64-linux-gnu-gcc against the arm64
+# libraries of multiarch (`make deps ARCH=arm64` installs both).
+HOST_ARCH := $(shell uname -m)
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(patsubst aarch64,arm64,$(ARCH))
+GNU_ARCH := $(patsubst arm64,aarch64,$(ARCH))
+BPF_ARCH := $(patsubst x86_64,x86,$(ARCH))
+VMLINUX_ARCH := $(ARCH)
+ifneq ($(GNU_ARCH),$(HOST_ARCH))
+CROSS := 1
+CROSS_COMPILE ?= $(GNU_ARCH)-linux-gnu-
+CC := $(CROSS_COMPILE)gcc
+AR := $(CROSS_COMPILE)ar
+BUILD := build/$(ARCH)
+else
 BUILD := build
+endif
 OBJ := $(BUILD)/obj
 BIN := $(BUILD)/bin
 
@@ -77,12 +94,32 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	qemu-system-x86 udev busybox-static strace linux-perf dmsetup kmod \
 	nfs-kernel-server nfs-common iproute2 procps valgrind \
 	debhelper lintian bpfcc-tools debootstrap
+# The static archives STATIC=1 links, and the headers of p11-kit's
+# stand-ins (tools/tracekitd/static/).
+DEPS_PKGS += liblzma-dev libbz2-dev libgnutls28-dev nettle-dev libgmp-dev \
+	libtasn1-6-dev libidn2-dev libunistring-dev libp11-kit-dev
+# A cross build's compiler, and the libraries it links in the target's
+# architecture (multiarch: /usr/lib/$(GNU_ARCH)-linux-gnu).
+CROSS_LIBS := libc6-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-ng-dev \
+	libmicrohttpd-dev libsystemd-dev libinih-dev liblzma-dev libbz2-dev libgnutls28-dev \
+	nettle-dev libgmp-dev libtasn1-6-dev libidn2-dev libunistring-dev libp11-kit-dev
+ifeq ($(CROSS),1)
+DEPS_PKGS += gcc-$(GNU_ARCH)-linux-gnu $(addsuffix :$(ARCH),$(CROSS_LIBS))
+endif
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
 .DELETE_ON_ERROR:
 
 PROGRAMS := $(TOOLS) $(PLAIN_TOOLS) $(FS_ALIASES) tracekitd
+# Man pages and completion come from running the programs: not in a
+# cross build, whose programs this machine cannot run.
+ifeq ($(STATIC),1)
+all: deps-stamp static
+else ifeq ($(CROSS),1)
+all: deps-stamp $(addprefix $(BIN)/,$(PROGRAMS))
+else
 all: deps-stamp $(addprefix $(BIN)/,$(PROGRAMS)) man completion
+endif
 
 # Man pages from each program's own --help, and tracekitd.conf(5) from the
 # default configuration's comments (tools/man/): a page cannot drift from
@@ -131,6 +168,8 @@ deps:
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing$$missing"; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install$$missing" >&2; exit 1; fi; \
+		$(if $(CROSS),dpkg --print-foreign-architectures | grep -qx $(ARCH) || \
+			dpkg --add-architecture $(ARCH);) \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-stamp
@@ -201,8 +240,46 @@ $(OBJ)/tracekitd/%.o: tools/tracekitd/%.c $(patsubst %,$(OBJ)/%.skel.h,$(TRACEKI
 $(BIN)/tracekitd: $(TRACEKITD_OBJ) $(LIBTRACE) | $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TRACEKITD_LIBS)
 
+# Static programs: the same objects, linked with -static into
+# $(STATIC_BIN)/. Debian has no static libsystemd or p11-kit, so tracekitd
+# links its own sd_notify (the documented protocol) and stand-ins for the
+# p11-kit entry points GnuTLS names but tracekitd never reaches (PKCS#11
+# tokens); each file says why.
+STATIC_BIN := $(BUILD)/static/bin
+STATIC_LDLIBS := -static -lbpf -ldw -lelf -lz -lbz2 -llzma -lcap-ng -lm -lresolv -lpthread
+STATIC_TRACEKITD_LIBS := -lmicrohttpd -linih -lgnutls -lhogweed -lnettle -lgmp \
+	-ltasn1 -lidn2 -lunistring -latomic
+STATIC_TRACEKITD_OBJ := $(patsubst tools/tracekitd/static/%.c,$(OBJ)/tracekitd/static/%.o,\
+	$(wildcard tools/tracekitd/static/*.c))
+# glibc's warning that getpwnam() and the like need its shared NSS
+# modules at run time is true only of sources other than files
+# (/etc/passwd, which static glibc reads itself): said in the README.
+static_link = out=$$($(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) $(1) 2>&1); rc=$$?; \
+	printf '%s\n' "$$out" | grep -v -e '^$$' -e ': in function' \
+		-e 'in statically linked applications requires at runtime' >&2; exit $$rc
+
+.PHONY: static
+static: deps-stamp $(addprefix $(STATIC_BIN)/,$(PROGRAMS))
+
+$(STATIC_BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(STATIC_BIN)
+	@echo "$(CC) -static -o $@"
+	@$(call static_link)
+
+$(addprefix $(STATIC_BIN)/,$(filter %slower,$(FS_ALIASES))): $(STATIC_BIN)/%: $(STATIC_BIN)/fsslower
+	ln -sf fsslower $@
+$(addprefix $(STATIC_BIN)/,$(filter %dist,$(FS_ALIASES))): $(STATIC_BIN)/%: $(STATIC_BIN)/fsdist
+	ln -sf fsdist $@
+
+$(OBJ)/tracekitd/static/%.o: tools/tracekitd/static/%.c | $(OBJ)/tracekitd
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -isystem /usr/include/p11-kit-1 -c $< -o $@
+
+$(STATIC_BIN)/tracekitd: $(TRACEKITD_OBJ) $(STATIC_TRACEKITD_OBJ) $(LIBTRACE) | $(STATIC_BIN)
+	@echo "$(CC) -static -o $@"
+	@$(call static_link,$(STATIC_TRACEKITD_LIBS))
+
 # Every compile waits for its directory, and so for `make deps`.
-$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tracekitd $(OBJ)/tests $(BIN): | $(BUILD)/.deps-stamp
+$(OBJ)/bpf $(OBJ)/libtrace $(OBJ)/tools $(OBJ)/tracekitd $(OBJ)/tests $(BIN) $(STATIC_BIN): | $(BUILD)/.deps-stamp
 	mkdir -p $@
 
 # Unit tests: one cmocka program per tests/unit/test_*.c.
@@ -213,17 +290,18 @@ $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
 
 RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 # The JUnit XML tells make check-vm which tests the host passed.
-RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -v \
+RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) TRACEKIT_STATIC_BIN=$(abspath $(STATIC_BIN)) \
+	$(PYTHON) -m pytest -v \
 	--junitxml=$(abspath $(BUILD))/e2e/junit.xml tests/e2e
 
 check-unit: deps-stamp $(UNIT_TESTS)
 	@$(RUN_UNIT)
 
-check-e2e: all
+check-e2e: all static
 	$(RUN_E2E)
 
 # Build in parallel, then run the suites one after the other.
-check: all $(UNIT_TESTS)
+check: all static $(UNIT_TESTS)
 	@$(RUN_UNIT)
 	$(RUN_E2E)
 
@@ -249,7 +327,7 @@ check-systemd: deps-stamp
 # REPEAT_ARGS: pytest arguments for the host runs (default tests/e2e).
 N ?= 10
 .PHONY: check-repeat
-check-repeat: all $(UNIT_TESTS)
+check-repeat: all static $(UNIT_TESTS)
 	VM_KERNELS="$(VM_KERNELS)" $(PYTHON) tests/repeat.py --runs $(N) --build $(BUILD) \
 		--bin $(BIN) $(if $(LOAD),--load) $(if $(VM),--vm) $(REPEAT_ARGS)
 
@@ -300,7 +378,8 @@ fuzz: deps-stamp $(addprefix $(OBJ)/fuzz/fuzz_,$(FUZZERS))
 # The peers come from Debian, installed when missing (bcc's Python tools
 # are tried: they need kernel headers, and say so where there are none).
 BENCH_PKGS := libbpf-tools bpftrace strace bpfcc-tools time valgrind heaptrack
-BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net memleak cpu
+BENCHES := syscount storms startup runqlat symbolize profile churn trace unwind block net memleak cpu \
+	sizes
 BENCH_ENV := TRACEKIT_BIN=$(abspath $(BIN))
 .PHONY: bench bench-deps $(addprefix bench-,$(BENCHES)) bench-targets
 bench: $(addprefix bench-,$(BENCHES))
@@ -315,6 +394,9 @@ bench-storms: bench-deps
 bench-startup: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/startup.py > $(BUILD)/bench-startup.md
 	$(PYTHON) bench/results.py startup < $(BUILD)/bench-startup.md
+bench-sizes: bench-deps static
+	TRACEKIT_STATIC_BIN=$(abspath $(STATIC_BIN)) $(PYTHON) bench/sizes.py > $(BUILD)/bench-sizes.md
+	$(PYTHON) bench/results.py sizes < $(BUILD)/bench-sizes.md
 bench-runqlat: bench-deps
 	$(BENCH_ENV) $(PYTHON) bench/runqlat_overhead.py > $(BUILD)/bench-runqlat.md
 	$(PYTHON) bench/results.py runqlat < $(BUILD)/bench-runqlat.md
