@@ -31,13 +31,10 @@ itself when the package list changes). Run as root.
 import argparse
 import fcntl
 import glob
-import hashlib
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -46,8 +43,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vm"))
 import junit  # noqa: E402  (tests/junit.py)
-from vmlib import (MIRROR, SERIES, copy_out, die, fetch_kernel,  # noqa: E402
-                   kernel_trouble, kill, print_lock, procs, run_checked, say)
+from vmlib import (SERIES, build_rootfs, copy_out, die, fetch_kernel,  # noqa: E402
+                   kernel_layer, kernel_trouble, kill, make_image, print_lock, procs, remove,
+                   run_checked, say)
 
 SUITE = "bookworm"
 # What the tests use in the guest, beside what the .debs depend on.
@@ -88,108 +86,13 @@ def depends(debs):
 
 # ---------------------------------------------------------------- the root
 
-def build_rootfs(sdir, pkgs):
-    """debootstrap's minbase with pkgs, once per package list."""
-    key = hashlib.sha256(json.dumps([SUITE, MIRROR, ROOTFS_RECIPE, pkgs]).encode()).hexdigest()[:16]
-    root = os.path.join(sdir, "rootfs")
-    try:
-        with open(os.path.join(root, ".tk-key")) as f:
-            if f.read().strip() == key:
-                return root, key
-    except OSError:
-        pass
-    shutil.rmtree(root, ignore_errors=True)
-    tmp = tempfile.mkdtemp(prefix=".rootfs-", dir=sdir)
-    say(f"debootstrap {SUITE} with {' '.join(pkgs)}")
-    t0 = time.monotonic()
-    try:
-        run_checked(["debootstrap", "--variant=minbase", f"--include={','.join(pkgs)}",
-                     SUITE, tmp, MIRROR], capture=True)
-        # The guest's network is loopback only; modules come from the
-        # kernel's layer, loaded by the initramfs and by modprobe.
-        for unit in MASKED:
-            os.symlink("/dev/null", os.path.join(tmp, "etc/systemd/system", unit))
-        with open(os.path.join(tmp, "etc/fstab"), "w") as f:
-            f.write("/dev/vda / ext4 rw 0 1\n")
-        with open(os.path.join(tmp, "etc/hostname"), "w") as f:
-            f.write("tk-systemd\n")
-        with open(os.path.join(tmp, "etc/initramfs-tools/modules"), "a") as f:
-            f.write("virtio_pci\nvirtio_blk\next4\n")
-        shutil.rmtree(os.path.join(tmp, "var/cache/apt/archives"), ignore_errors=True)
-        os.makedirs(os.path.join(tmp, "var/cache/apt/archives/partial"))
-        with open(os.path.join(tmp, ".tk-key"), "w") as f:
-            f.write(key + "\n")
-        os.rename(tmp, root)
-        tmp = None
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-    say(f"root file system cached in {root} ({time.monotonic() - t0:.0f} s)")
-    return root, key
-
-
-class Overlay:
-    """lowers (top first) merged at a temporary mount point; writable
-    into upper when given."""
-
-    def __init__(self, parent, lowers, upper=None):
-        self.dir = tempfile.mkdtemp(prefix=".overlay-", dir=parent)
-        self.merged = os.path.join(self.dir, "merged")
-        os.mkdir(self.merged)
-        opts = "lowerdir=" + ":".join(lowers)
-        if upper:
-            work = os.path.join(self.dir, "work")
-            os.mkdir(work)
-            opts += f",upperdir={upper},workdir={work}"
-        run_checked(["mount", "-t", "overlay", "overlay", "-o", opts, self.merged])
-
-    def close(self):
-        subprocess.run(["umount", self.merged])
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def remove(d):
-    """rm -r d, after unmounting what a killed run left mounted in it."""
-    for merged in glob.glob(os.path.join(d, "**", "merged"), recursive=True):
-        subprocess.run(["umount", "-q", merged])
-    shutil.rmtree(d, ignore_errors=True)
-
-
-def kernel_layer(sdir, info, rootfs, key):
-    """The kernel's modules and config as the root's /usr/lib/modules and
-    /boot, and an initramfs that initramfs-tools in the root made for it:
-    once per kernel and root."""
-    release = info["release"]
-    kdir = os.path.join(sdir, "kernels", info["series"])
-    stamp = os.path.join(kdir, ".tk-key")
-    want = f"{key} {release}"
-    try:
-        with open(stamp) as f:
-            if f.read().strip() == want:
-                return os.path.join(kdir, "layer"), os.path.join(kdir, "initrd.img")
-    except OSError:
-        pass
-    shutil.rmtree(kdir, ignore_errors=True)
-    layer = os.path.join(kdir, "layer")
-    os.makedirs(os.path.join(layer, "usr/lib/modules"))
-    os.makedirs(os.path.join(layer, "boot"))
-    kroot = os.path.dirname(os.path.dirname(info["vmlinuz"]))   # its root/
-    run_checked(["cp", "-al", os.path.join(kroot, "lib/modules", release),
-                 os.path.join(layer, "usr/lib/modules/")])
-    shutil.copy(os.path.join(kroot, "boot", f"config-{release}"), os.path.join(layer, "boot"))
-    say(f"{info['series']}: making the initramfs of {release}")
-    upper = tempfile.mkdtemp(prefix=".upper-", dir=sdir)
-    ov = Overlay(sdir, [layer, rootfs], upper)
-    try:
-        run_checked(["chroot", ov.merged, "mkinitramfs", "-o", "/tmp/initrd.img", release],
-                    capture=True)
-        shutil.copy(os.path.join(ov.merged, "tmp/initrd.img"), os.path.join(kdir, "initrd.img"))
-    finally:
-        ov.close()
-        shutil.rmtree(upper, ignore_errors=True)
-    with open(stamp, "w") as f:
-        f.write(want + "\n")
-    return layer, os.path.join(kdir, "initrd.img")
+def customize_root(tmp):
+    """The guest's network is loopback only; modules come from the
+    kernel's layer, loaded by the initramfs and by modprobe."""
+    for unit in MASKED:
+        os.symlink("/dev/null", os.path.join(tmp, "etc/systemd/system", unit))
+    with open(os.path.join(tmp, "etc/hostname"), "w") as f:
+        f.write("tk-systemd\n")
 
 
 def run_layer(rdir, debs, helper):
@@ -208,17 +111,6 @@ def run_layer(rdir, debs, helper):
                os.path.join(layer, "etc/systemd/system/multi-user.target.wants/tk-agent.service"))
     shutil.copy(helper, os.path.join(layer, "usr/local/bin/tk-syscalls"))
     return layer
-
-
-def make_image(rdir, layers, path):
-    ov = Overlay(rdir, layers)
-    try:
-        if os.path.exists(path):
-            os.unlink(path)
-        run_checked(["mkfs.ext4", "-q", "-F", "-L", "tk-root", "-d", ov.merged, path, "4G"],
-                    capture=True)
-    finally:
-        ov.close()
 
 
 def build_helper(sdir):
@@ -346,7 +238,8 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
         for stale in glob.glob(os.path.join(args.sdir, ".*-*")):
             remove(stale)
-        rootfs, key = build_rootfs(args.sdir, sorted(set(GUEST_PKGS) | set(depends(args.debs))))
+        rootfs, key = build_rootfs(args.sdir, SUITE, sorted(set(GUEST_PKGS) | set(depends(args.debs))),
+                                   ROOTFS_RECIPE, customize_root)
         kernels = [kernel_layer(args.sdir, i, rootfs, key) for i in infos]
         args.helper = build_helper(args.sdir)
         t0 = time.monotonic()

@@ -3,6 +3,7 @@ through an apt of their own, Debian's kernels fetched once into
 BUILD/vm/kernels/<series>/, and the VM processes (their console logs,
 their killing)."""
 import glob
+import hashlib
 import json
 import os
 import re
@@ -50,9 +51,10 @@ class TempApt:
     machine does not use. Nothing of the host's apt state is touched
     (no lists, no pkgcache); everything lives in a temporary directory."""
 
-    def __init__(self, suites, parent=None):
+    def __init__(self, suites, parent=None, arch=None):
         # Under parent, a dot name that the next run's cleanup removes if
-        # this one is killed.
+        # this one is killed. arch: the packages' architecture (Debian's
+        # name: arm64), when not this machine's.
         self.dir = tempfile.mkdtemp(prefix=".apt-" if parent else "tracekit-apt-",
                                     dir=parent)
         os.makedirs(os.path.join(self.dir, "lists", "partial"))
@@ -72,6 +74,8 @@ class TempApt:
             "-o", "Acquire::Languages=none",
             "-o", "APT::Sandbox::User=root",
         ]
+        if arch:
+            self.opts += ["-o", f"APT::Architecture={arch}", "-o", f"APT::Architectures={arch}"]
 
     def update(self):
         run_checked(["apt-get", "-qq", *self.opts, "update"])
@@ -124,40 +128,42 @@ def apt_install(args):
 
 # ---------------------------------------------------------------- kernels
 
-def kernel_dir(vmdir, series):
-    return os.path.join(vmdir, "kernels", series)
+def kernel_dir(vmdir, series, arch="amd64"):
+    return os.path.join(vmdir, "kernels", series if arch == "amd64" else f"{arch}-{series}")
 
 
-def load_kernel(vmdir, series):
+def load_kernel(vmdir, series, arch="amd64"):
     try:
-        with open(os.path.join(kernel_dir(vmdir, series), "kernel.json")) as f:
+        with open(os.path.join(kernel_dir(vmdir, series, arch), "kernel.json")) as f:
             info = json.load(f)
     except (OSError, ValueError):
         return None
     return info if os.path.exists(info.get("vmlinuz", "")) else None
 
 
-def fetch_kernel(vmdir, series):
-    """Fetch and unpack Debian's newest kernel of a series, once."""
-    info = load_kernel(vmdir, series)
+def fetch_kernel(vmdir, series, arch="amd64"):
+    """Fetch and unpack Debian's newest kernel of a series, once; arch is
+    Debian's name of its architecture (amd64, arm64)."""
+    info = load_kernel(vmdir, series, arch)
     if info:
         return info
     parent = os.path.join(vmdir, "kernels")
     os.makedirs(parent, exist_ok=True)
-    final = kernel_dir(vmdir, series)
+    final = kernel_dir(vmdir, series, arch)
     shutil.rmtree(final, ignore_errors=True)   # incomplete: no kernel.json
     tmp = tempfile.mkdtemp(prefix=f".{series}-", dir=parent)
-    apt = TempApt(SERIES[series], parent=parent)
+    apt = TempApt(SERIES[series], parent=parent, arch=None if arch == "amd64" else arch)
+    meta = f"linux-image-{arch}"
     try:
         suites = " ".join(s for _, s in SERIES[series])
-        say(f"{series}: looking up the newest kernel in {suites}")
+        say(f"{series}: looking up the newest {arch} kernel in {suites}")
         apt.update()
-        deps = apt.cache("depends", "linux-image-amd64")
+        deps = apt.cache("depends", meta)
         pkgs = [l.split(":", 1)[1].strip() for l in deps.splitlines()
                 if l.strip().startswith("Depends:")]
         pkgs = [p for p in pkgs if p.startswith(f"linux-image-{series}.")]
         if len(pkgs) != 1:
-            die(f"{series}: linux-image-amd64 in {suites} does not name one "
+            die(f"{series}: {meta} in {suites} does not name one "
                 f"linux-image-{series}.* package: {deps.strip()}")
         pkg = pkgs[0]
         version = apt.candidate(pkg)
@@ -181,7 +187,7 @@ def fetch_kernel(vmdir, series):
         # Debian's packages leave modules.dep to the postinst.
         run_checked(["depmod", "-a", "-b", root, release])
         info = {
-            "series": series, "package": pkg, "version": version,
+            "series": series, "arch": arch, "package": pkg, "version": version,
             "release": release, "suites": suites,
             "vmlinuz": os.path.join(final, "root", "boot", f"vmlinuz-{release}"),
             "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -197,6 +203,125 @@ def fetch_kernel(vmdir, series):
         apt.close()
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- root file systems
+
+def build_rootfs(sdir, suite, pkgs, recipe, customize, arch=None):
+    """debootstrap's minbase of suite with pkgs into sdir/rootfs, once
+    per package list and recipe (a number to bump when customize, which
+    finishes the root, changes). arch: Debian's name of the root's
+    architecture when not this machine's (arm64); debootstrap runs its
+    programs through qemu-user-static then (binfmt_misc). Returns (the
+    root, its key)."""
+    key = hashlib.sha256(json.dumps([suite, MIRROR, recipe, pkgs, arch]).encode()).hexdigest()[:16]
+    root = os.path.join(sdir, "rootfs")
+    try:
+        with open(os.path.join(root, ".tk-key")) as f:
+            if f.read().strip() == key:
+                return root, key
+    except OSError:
+        pass
+    shutil.rmtree(root, ignore_errors=True)
+    tmp = tempfile.mkdtemp(prefix=".rootfs-", dir=sdir)
+    say(f"debootstrap {suite}{' ' + arch if arch else ''} with {' '.join(pkgs)}")
+    t0 = time.monotonic()
+    try:
+        run_checked(["debootstrap", "--variant=minbase", f"--include={','.join(pkgs)}",
+                     *([f"--arch={arch}"] if arch else []), suite, tmp, MIRROR], capture=True)
+        customize(tmp)
+        with open(os.path.join(tmp, "etc/fstab"), "w") as f:
+            f.write("/dev/vda / ext4 rw 0 1\n")
+        with open(os.path.join(tmp, "etc/initramfs-tools/modules"), "a") as f:
+            f.write("virtio_pci\nvirtio_blk\next4\n")
+        shutil.rmtree(os.path.join(tmp, "var/cache/apt/archives"), ignore_errors=True)
+        os.makedirs(os.path.join(tmp, "var/cache/apt/archives/partial"))
+        with open(os.path.join(tmp, ".tk-key"), "w") as f:
+            f.write(key + "\n")
+        os.rename(tmp, root)
+        tmp = None
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    say(f"root file system cached in {root} ({time.monotonic() - t0:.0f} s)")
+    return root, key
+
+
+class Overlay:
+    """lowers (top first) merged at a temporary mount point; writable
+    into upper when given."""
+
+    def __init__(self, parent, lowers, upper=None):
+        self.dir = tempfile.mkdtemp(prefix=".overlay-", dir=parent)
+        self.merged = os.path.join(self.dir, "merged")
+        os.mkdir(self.merged)
+        opts = "lowerdir=" + ":".join(lowers)
+        if upper:
+            work = os.path.join(self.dir, "work")
+            os.mkdir(work)
+            opts += f",upperdir={upper},workdir={work}"
+        run_checked(["mount", "-t", "overlay", "overlay", "-o", opts, self.merged])
+
+    def close(self):
+        subprocess.run(["umount", self.merged])
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def remove(d):
+    """rm -r d, after unmounting what a killed run left mounted in it."""
+    for merged in glob.glob(os.path.join(d, "**", "merged"), recursive=True):
+        subprocess.run(["umount", "-q", merged])
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def kernel_layer(sdir, info, rootfs, key):
+    """The kernel's modules and config as the root's /usr/lib/modules and
+    /boot, and an initramfs that initramfs-tools in the root made for it:
+    once per kernel and root."""
+    release = info["release"]
+    kdir = os.path.join(sdir, "kernels", info["series"])
+    stamp = os.path.join(kdir, ".tk-key")
+    want = f"{key} {release}"
+    try:
+        with open(stamp) as f:
+            if f.read().strip() == want:
+                return os.path.join(kdir, "layer"), os.path.join(kdir, "initrd.img")
+    except OSError:
+        pass
+    shutil.rmtree(kdir, ignore_errors=True)
+    layer = os.path.join(kdir, "layer")
+    os.makedirs(os.path.join(layer, "usr/lib/modules"))
+    os.makedirs(os.path.join(layer, "boot"))
+    kroot = os.path.dirname(os.path.dirname(info["vmlinuz"]))   # its root/
+    run_checked(["cp", "-al", os.path.join(kroot, "lib/modules", release),
+                 os.path.join(layer, "usr/lib/modules/")])
+    shutil.copy(os.path.join(kroot, "boot", f"config-{release}"), os.path.join(layer, "boot"))
+    say(f"{info['series']}: making the initramfs of {release}")
+    upper = tempfile.mkdtemp(prefix=".upper-", dir=sdir)
+    ov = Overlay(sdir, [layer, rootfs], upper)
+    try:
+        run_checked(["chroot", ov.merged, "mkinitramfs", "-o", "/tmp/initrd.img", release],
+                    capture=True)
+        shutil.copy(os.path.join(ov.merged, "tmp/initrd.img"), os.path.join(kdir, "initrd.img"))
+    finally:
+        ov.close()
+        shutil.rmtree(upper, ignore_errors=True)
+    with open(stamp, "w") as f:
+        f.write(want + "\n")
+    return layer, os.path.join(kdir, "initrd.img")
+
+
+def make_image(rdir, layers, path, size="4G"):
+    """An ext4 image (sparse) of layers merged, top first."""
+    ov = Overlay(rdir, layers)
+    try:
+        if os.path.exists(path):
+            os.unlink(path)
+        run_checked(["mkfs.ext4", "-q", "-F", "-L", "tk-root", "-d", ov.merged, path, size],
+                    capture=True)
+    finally:
+        ov.close()
+
 
 
 # ---------------------------------------------------------------- VMs
