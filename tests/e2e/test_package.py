@@ -6,8 +6,10 @@ The installation happens in a private mount namespace whose /usr, /etc
 and /var are overlays of the machine's: dpkg, its maintainer scripts and
 man-db's trigger run as on a real system, and nothing is left once the
 namespace ends."""
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,9 @@ PEERS = ("libbpf-tools", "bpfcc-tools")
 
 @pytest.fixture(scope="module")
 def debs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("package")
+    # make check builds them where make package would (TRACEKIT_PACKAGE_DIR):
+    # CI's make check-systemd then installs these rather than build again.
+    out = Path(os.environ.get("TRACEKIT_PACKAGE_DIR") or tmp_path_factory.mktemp("package"))
     r = subprocess.run(["make", "-s", "-C", str(ROOT), f"PACKAGE_DIR={out}", "package"],
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
