@@ -11,6 +11,14 @@
 #                   pass.
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
+#   make ARCH=arm64 [STATIC=1]
+#                   cross-build every program for arm64 into build/arm64/
+#                   (make deps ARCH=arm64 installs the cross compiler and the
+#                   arm64 libraries)
+#   make check-vm ARCH=arm64
+#                   the end-to-end tests marked kernel or portable under
+#                   Debian's arm64 6.1 and 6.12 in qemu-system-aarch64, on
+#                   an arm64 Debian root (tests/vm/check-vm-arm64.py)
 #   make check-repeat N=10 [LOAD=1] [VM=1]
 #                   the suite N times (VM=1: make check-vm N times), then a
 #                   table of every test that failed in any run; LOAD=1 runs
@@ -105,6 +113,9 @@ CROSS_LIBS := libc6-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-ng-dev
 	nettle-dev libgmp-dev libtasn1-6-dev libidn2-dev libunistring-dev libp11-kit-dev
 ifeq ($(CROSS),1)
 DEPS_PKGS += gcc-$(GNU_ARCH)-linux-gnu $(addsuffix :$(ARCH),$(CROSS_LIBS))
+# make check-vm ARCH=arm64: the VM, and the arm64 root's programs run here
+# (debootstrap, mkinitramfs) through qemu-user-static.
+DEPS_PKGS += qemu-system-arm qemu-user-static
 endif
 
 .PHONY: all deps check check-unit check-e2e fuzz clean install
@@ -291,6 +302,7 @@ $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
 RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 # The JUnit XML tells make check-vm which tests the host passed.
 RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) TRACEKIT_STATIC_BIN=$(abspath $(STATIC_BIN)) \
+	TRACEKIT_PACKAGE_DIR=$(abspath $(PACKAGE_DIR)) \
 	$(PYTHON) -m pytest -v \
 	--junitxml=$(abspath $(BUILD))/e2e/junit.xml tests/e2e
 
@@ -308,10 +320,18 @@ check: all static $(UNIT_TESTS)
 # The end-to-end tests under other kernels, booted with virtme-ng on this
 # machine's userland (tests/vm/check-vm.py installs what is missing).
 # VM_PYTEST_ARGS reaches it through the environment.
-VM_KERNELS ?= 5.10 6.1 6.12
+# ARCH=arm64: Debian's arm64 6.1 and 6.12 in qemu-system-aarch64, on the
+# cross-built programs and an arm64 Debian root (tests/vm/check-vm-arm64.py).
 .PHONY: check-vm
+ifeq ($(CROSS),1)
+VM_KERNELS ?= 6.1 6.12
+check-vm: all static
+	$(PYTHON) tests/vm/check-vm-$(ARCH).py --build build --kernels "$(VM_KERNELS)"
+else
+VM_KERNELS ?= 5.10 6.1 6.12
 check-vm: all
 	$(PYTHON) tests/vm/check-vm.py --build $(BUILD) --bin $(BIN) --kernels "$(VM_KERNELS)"
+endif
 
 # tracekitd's .debs in a Debian booted with systemd as PID 1, under each
 # of SYSTEMD_KERNELS in QEMU (tests/systemd/check-systemd.py). The .debs:

@@ -25,9 +25,17 @@ READY_TIMEOUT = 60  # seconds: loading BPF is slow under TCG in the VM matrix
 
 
 def _emulated_cpu():
+    """QEMU: its x86 CPU names itself; its arm64 "virt" machine (make
+    check-vm ARCH=arm64) says so in the device tree."""
     try:
         with open("/proc/cpuinfo") as f:
-            return "QEMU Virtual CPU" in f.read()
+            if "QEMU Virtual CPU" in f.read():
+                return True
+    except OSError:
+        pass
+    try:
+        with open("/proc/device-tree/compatible", "rb") as f:
+            return b"linux,dummy-virt" in f.read()
     except OSError:
         return False
 
@@ -54,6 +62,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "kernel: runs in the kernel matrix too (make check-vm): "
         "the result can differ between kernels")
+    config.addinivalue_line(
+        "markers", "portable: runs in the arm64 matrix too (make check-vm ARCH=arm64): "
+        "the result can differ between architectures, not kernels")
 
 
 def pytest_collection_modifyitems(config, items):

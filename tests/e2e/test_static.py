@@ -24,6 +24,9 @@ from test_profile import STDERR as PROFILE_STDERR, Spinner, chain_re, folded, ma
 from test_profile import progs  # noqa: F401  (fixture)
 from test_tracekitd import Daemon, write_config
 
+# Static programs matter most where the tests run on another architecture.
+pytestmark = pytest.mark.portable
+
 STATIC_BIN = Path(os.environ.get("TRACEKIT_STATIC_BIN", ROOT / "build" / "static" / "bin"))
 
 # Make the root's /proc, /sys and /dev, then chroot into it. The root is

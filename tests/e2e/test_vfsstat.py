@@ -13,9 +13,10 @@ from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, cgr
                       json_lines, kernel_has, loss_record, require, run, tool_path)
 
 METHODS = ["fentry", "kprobe"]
-# Probe name: kernel function (x86_64).
-PROBES = {"vfs_read": "vfs_read", "vfs_write": "vfs_write", "sys_fsync": "__x64_sys_fsync",
-          "sys_fdatasync": "__x64_sys_fdatasync", "vfs_open": "vfs_open",
+# Probe name: kernel function (the syscalls' by the architecture's prefix).
+SYS = {"x86_64": "__x64_sys_", "aarch64": "__arm64_sys_"}[os.uname().machine]
+PROBES = {"vfs_read": "vfs_read", "vfs_write": "vfs_write", "sys_fsync": SYS + "fsync",
+          "sys_fdatasync": SYS + "fdatasync", "vfs_open": "vfs_open",
           "vfs_create": "vfs_create"}
 COLUMNS = ["read", "write", "fsync", "open", "create"]
 HEADER = "TIME         READ/s  WRITE/s  FSYNC/s   OPEN/s CREATE/s"
