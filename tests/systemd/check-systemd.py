@@ -44,8 +44,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vm"))
 import junit  # noqa: E402  (tests/junit.py)
 from vmlib import (SERIES, build_rootfs, copy_out, die, fetch_kernel,  # noqa: E402
-                   kernel_layer, kernel_trouble, kill, make_image, print_lock, procs, remove,
-                   run_checked, say)
+                   kernel_layer, kernel_trouble, kill, make_image, procs, remove,
+                   run_checked, run_parallel, say)
 
 SUITE = "bookworm"
 # What the tests use in the guest, beside what the .debs depend on.
@@ -243,30 +243,8 @@ def main():
         kernels = [kernel_layer(args.sdir, i, rootfs, key) for i in infos]
         args.helper = build_helper(args.sdir)
         t0 = time.monotonic()
-        results = [None] * len(infos)
-        queue = list(range(len(infos)))
-
-        def worker():
-            while True:
-                with print_lock:
-                    if not queue:
-                        return
-                    i = queue.pop(0)
-                layer, initrd = kernels[i]
-                results[i] = run_kernel(infos[i], args, [layer, rootfs], initrd)
-
-        threads = [threading.Thread(target=worker, daemon=True)
-                   for _ in range(max(1, min(args.jobs, len(infos))))]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.5)
-        except KeyboardInterrupt:
-            for p in list(procs):
-                kill(p)
-            raise
+        results = run_parallel(args.jobs, list(range(len(infos))), lambda i: run_kernel(
+            infos[i], args, [kernels[i][0], rootfs], kernels[i][1]))
     ok = True
     for line, good in results:
         ok &= good

@@ -46,8 +46,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import junit  # noqa: E402  (tests/junit.py)
 from vmlib import (build_rootfs, copy_out, die, fetch_kernel,  # noqa: E402
-                   kernel_layer, kernel_trouble, kill, make_image, print_lock, procs, remove,
-                   run_checked, say)
+                   kernel_layer, kernel_trouble, kill, make_image, procs, remove,
+                   run_checked, run_parallel, say)
 
 ARCH = "arm64"
 KERNELS = ["6.1", "6.12"]
@@ -267,32 +267,12 @@ def main():
         parts = shards(pytest_args, args.shards)
         t0 = time.monotonic()
         work = [(i, s) for i in range(len(infos)) for s in range(len(parts))]
+        done = run_parallel(args.jobs, work, lambda w: run_vm(
+            infos[w[0]], args, [kernel_layers[w[0]][0], rootfs], kernel_layers[w[0]][1],
+            (w[1] + 1, len(parts), parts[w[1]])))
         results = {}
-
-        def worker():
-            while True:
-                with print_lock:
-                    if not work:
-                        return
-                    i, s = work.pop(0)
-                layer, initrd = kernel_layers[i]
-                r = run_vm(infos[i], args, [layer, rootfs], initrd,
-                           (s + 1, len(parts), parts[s]))
-                with print_lock:
-                    results.setdefault(i, []).append(r)
-
-        threads = [threading.Thread(target=worker, daemon=True)
-                   for _ in range(max(1, min(args.jobs, len(work))))]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.5)
-        except KeyboardInterrupt:
-            for p in list(procs):
-                kill(p)
-            raise
+        for (i, _), r in zip(work, done):
+            results.setdefault(i, []).append(r)
     ok = True
     for i, info in enumerate(infos):
         line, good = summarize(info, results.get(i, []))

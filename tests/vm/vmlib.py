@@ -326,6 +326,35 @@ def make_image(rdir, layers, path, size="4G"):
 
 # ---------------------------------------------------------------- VMs
 
+def run_parallel(jobs, items, fn):
+    """[fn(item) for item in items], jobs of them at a time in threads
+    (each starts a VM and waits for it); Ctrl-C kills every VM."""
+    results = [None] * len(items)
+    queue = list(range(len(items)))
+
+    def worker():
+        while True:
+            with print_lock:
+                if not queue:
+                    return
+                i = queue.pop(0)
+            results[i] = fn(items[i])
+
+    threads = [threading.Thread(target=worker, daemon=True)
+               for _ in range(max(1, min(jobs, len(items))))]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        for p in list(procs):
+            kill(p)
+        raise
+    return results
+
+
 procs = set()
 
 
