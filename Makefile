@@ -260,6 +260,8 @@ STATIC_BIN := $(BUILD)/static/bin
 STATIC_LDLIBS := -static -lbpf -ldw -lelf -lz -lbz2 -llzma -lcap-ng -lm -lresolv -lpthread
 STATIC_TRACEKITD_LIBS := -lmicrohttpd -linih -lgnutls -lhogweed -lnettle -lgmp \
 	-ltasn1 -lidn2 -lunistring -latomic
+# Every static program: users and groups from the files only (tools/static/).
+STATIC_OBJ := $(patsubst tools/static/%.c,$(OBJ)/static/%.o,$(wildcard tools/static/*.c))
 STATIC_TRACEKITD_OBJ := $(patsubst tools/tracekitd/static/%.c,$(OBJ)/tracekitd/static/%.o,\
 	$(wildcard tools/tracekitd/static/*.c))
 # glibc's warning that getpwnam() and the like need its shared NSS
@@ -272,7 +274,7 @@ static_link = out=$$($(CC) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) $(1) 2>&1); rc=$
 .PHONY: static
 static: deps-stamp $(addprefix $(STATIC_BIN)/,$(PROGRAMS))
 
-$(STATIC_BIN)/%: $(OBJ)/tools/%.o $(LIBTRACE) | $(STATIC_BIN)
+$(STATIC_BIN)/%: $(OBJ)/tools/%.o $(STATIC_OBJ) $(LIBTRACE) | $(STATIC_BIN)
 	@echo "$(CC) -static -o $@"
 	@$(call static_link)
 
@@ -281,11 +283,15 @@ $(addprefix $(STATIC_BIN)/,$(filter %slower,$(FS_ALIASES))): $(STATIC_BIN)/%: $(
 $(addprefix $(STATIC_BIN)/,$(filter %dist,$(FS_ALIASES))): $(STATIC_BIN)/%: $(STATIC_BIN)/fsdist
 	ln -sf fsdist $@
 
+$(OBJ)/static/%.o: tools/static/%.c | $(OBJ)/tools
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(OBJ)/tracekitd/static/%.o: tools/tracekitd/static/%.c | $(OBJ)/tracekitd
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -isystem /usr/include/p11-kit-1 -c $< -o $@
 
-$(STATIC_BIN)/tracekitd: $(TRACEKITD_OBJ) $(STATIC_TRACEKITD_OBJ) $(LIBTRACE) | $(STATIC_BIN)
+$(STATIC_BIN)/tracekitd: $(TRACEKITD_OBJ) $(STATIC_TRACEKITD_OBJ) $(STATIC_OBJ) $(LIBTRACE) | $(STATIC_BIN)
 	@echo "$(CC) -static -o $@"
 	@$(call static_link,$(STATIC_TRACEKITD_LIBS))
 

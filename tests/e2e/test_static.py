@@ -141,6 +141,25 @@ def test_user_names_come_from_the_roots_etc_passwd(root):
     assert res.returncode == 0 and "probe " in res.stdout, res
 
 
+def test_unknown_user_under_an_nsswitch_naming_shared_modules(root):
+    """Debian's /etc/nsswitch.conf says "passwd: files systemd": a name
+    the file lacks would send static glibc to dlopen libnss_systemd, and
+    crash. The static programs look users and groups up in the files only
+    (tools/static/nss-files.c): a usage error, as in the dynamic build."""
+    want = (2, "", "execsnoop: invalid --uid value 'tkstaticnone': no such user (a user name "
+                   "or a numeric UID); see 'execsnoop --help'\n")
+    here = subprocess.run([str(static_path("execsnoop")), "-u", "tkstaticnone", "--dry-run"],
+                          capture_output=True, text=True)
+    assert (here.returncode, here.stdout, here.stderr) == want
+    root.add("execsnoop")
+    (root.path / "etc").mkdir()
+    (root.path / "etc/passwd").write_text("root:x:0:0::/:/bin/false\n")
+    (root.path / "etc/nsswitch.conf").write_text("passwd: files systemd sss ldap\n"
+                                                 "group: files systemd sss ldap\n")
+    res = root.run("execsnoop", "-u", "tkstaticnone", "--dry-run")
+    assert (res.returncode, res.stdout, res.stderr) == want
+
+
 def test_execsnoop_alone_reports_an_exec_outside(root, tmp_path):
     root.add("execsnoop")
     marker = f"tk-static-{os.getpid()}"
