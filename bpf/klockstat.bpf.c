@@ -49,7 +49,11 @@ struct {
 } call_start SEC(".maps");
 
 /* A mutex or rwsem held (kernel functions): since when, and the stack of
- * its lock call. A rwsem held by several readers has one per reader. */
+ * its lock call. A rwsem held by several readers has one per reader.
+ * LRU: an entry whose unlock is never seen (Debian's 5.10.262 shows no
+ * mutex_unlock for the f_pos_lock __fdget_pos takes, one per read of a
+ * /proc file) is evicted in time, instead of filling the map and failing
+ * every later insert; a hold is never that old and still timed. */
 struct hold_key {
 	u64 lock;
 	u32 tid;
@@ -57,7 +61,7 @@ struct hold_key {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 10240);
 	__type(key, struct hold_key);
 	__type(value, struct klock_start);
