@@ -35,7 +35,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vm"))
 import junit  # noqa: E402  (tests/junit.py)
-from vmlib import (SERIES, build_rootfs, copy_out, die, fetch_kernel,  # noqa: E402
+from vmlib import (SERIES, QemuVM, build_rootfs, die, fetch_kernel,  # noqa: E402
                    kernel_layer, kernel_trouble, kill, make_image, procs, remove,
                    run_checked, run_parallel, say)
 
@@ -147,39 +146,29 @@ def run_kernel(info, args, layers, initrd):
             # tsc=reliable: TCG's vCPUs fail the TSC sync check (check-vm).
             "-append", "root=/dev/vda rw console=ttyS0 tsc=reliable quiet panic=-1"]
     say(f"booting {release} with systemd ({info['package']} {info['version']})")
-    with open(os.path.join(rdir, "qemu.log"), "wb") as qlog:
-        qlog.write(f"# {' '.join(argv)}\n".encode())
-        qlog.flush()
-        vm = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, start_new_session=True)
-        procs.add(vm)
-        copier = threading.Thread(target=copy_out, args=(vm.stdout, qlog), daemon=True)
-        copier.start()
-        env = dict(os.environ, TK_GUEST_SOCKET=sock, TK_GUEST_CONSOLE=console,
-                   TK_GUEST_RELEASE=release, PYTHONDONTWRITEBYTECODE="1")
-        with open(log, "wb") as out:
-            t = subprocess.Popen(["/usr/bin/python3", "-m", "pytest", "-v", "-p", "no:cacheprovider",
-                                  f"--junitxml={junit_xml}", "tests/systemd", *args.pytest_args],
-                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-            procs.add(t)
-            try:
-                rc = t.wait(timeout=args.timeout)
-            except subprocess.TimeoutExpired:
-                kill(t)
-                rc = None
-            procs.discard(t)
-        if args.keep:
-            say(f"{release}: the VM is kept; its agent: TK_GUEST_SOCKET={sock} "
-                f"(python3 tests/systemd/guest.py {sock} 'COMMAND'); Ctrl-C ends it")
-            try:
-                vm.wait()
-            except KeyboardInterrupt:
-                pass
-        kill(vm)
-        vm.wait()
-        procs.discard(vm)
-        copier.join(10)
+    vm = QemuVM(argv, os.path.join(rdir, "qemu.log"))
+    env = dict(os.environ, TK_GUEST_SOCKET=sock, TK_GUEST_CONSOLE=console,
+               TK_GUEST_RELEASE=release, PYTHONDONTWRITEBYTECODE="1")
+    with open(log, "wb") as out:
+        t = subprocess.Popen(["/usr/bin/python3", "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                              f"--junitxml={junit_xml}", "tests/systemd", *args.pytest_args],
+                             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        procs.add(t)
+        try:
+            rc = t.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            kill(t)
+            rc = None
+        procs.discard(t)
+    if args.keep:
+        say(f"{release}: the VM is kept; its agent: TK_GUEST_SOCKET={sock} "
+            f"(python3 tests/systemd/guest.py {sock} 'COMMAND'); Ctrl-C ends it")
+        try:
+            vm.proc.wait()
+        except KeyboardInterrupt:
+            pass
+    vm.stop()
     os.unlink(image)   # 4 GB sparse, a few hundred MB written
     r = junit.read(junit_xml)
     trouble, fatal = kernel_trouble(console)

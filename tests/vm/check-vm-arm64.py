@@ -37,7 +37,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,8 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import junit  # noqa: E402  (tests/junit.py)
-from vmlib import (build_rootfs, copy_out, die, fetch_kernel,  # noqa: E402
-                   kernel_layer, kernel_trouble, kill, make_image, procs, remove,
+from vmlib import (QemuVM, build_rootfs, die, fetch_kernel,  # noqa: E402
+                   kernel_layer, kernel_trouble, make_image, remove,
                    run_checked, run_parallel, say)
 
 ARCH = "arm64"
@@ -143,22 +142,12 @@ def run_vm(info, args, layers, initrd, shard):
     say(f"booting {release} ({info['package']} {info['version']}, {args.cpus} vCPUs, "
         f"TCG, shard {k}/{n})")
     timed_out = False
-    with open(os.path.join(rdir, "qemu.log"), "wb") as qlog:
-        qlog.write(f"# {shlex.join(argv)}\n".encode())
-        qlog.flush()
-        vm = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, start_new_session=True)
-        procs.add(vm)
-        copier = threading.Thread(target=copy_out, args=(vm.stdout, qlog), daemon=True)
-        copier.start()
-        try:
-            vm.wait(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        kill(vm)
-        vm.wait()
-        procs.discard(vm)
-        copier.join(10)
+    vm = QemuVM(argv, os.path.join(rdir, "qemu.log"))
+    try:
+        vm.proc.wait(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    vm.stop()
     junit_xml = os.path.join(rdir, "junit.xml")
     with open(junit_xml, "wb") as f:
         f.write(debugfs_cat(image, "/tk/results/junit.xml"))

@@ -326,6 +326,29 @@ def make_image(rdir, layers, path, size="4G"):
 
 # ---------------------------------------------------------------- VMs
 
+class QemuVM:
+    """A VM process started at once; its output (after its command line)
+    goes to log_path. stop() kills it and waits for it and its log."""
+
+    def __init__(self, argv, log_path):
+        self.log = open(log_path, "wb")
+        self.log.write(f"# {shlex.join(argv)}\n".encode())
+        self.log.flush()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        procs.add(self.proc)
+        self.copier = threading.Thread(target=copy_out, args=(self.proc.stdout, self.log),
+                                       daemon=True)
+        self.copier.start()
+
+    def stop(self):
+        kill(self.proc)
+        self.proc.wait()
+        procs.discard(self.proc)
+        self.copier.join(10)
+        self.log.close()
+
+
 def run_parallel(jobs, items, fn):
     """[fn(item) for item in items], jobs of them at a time in threads
     (each starts a VM and waits for it); Ctrl-C kills every VM."""
