@@ -332,6 +332,18 @@ KERNEL_FN = {"x86_64": "__x64_sys_fsync",
              "aarch64": "__arm64_sys_fsync"}.get(os.uname().machine)
 
 
+@functools.lru_cache(maxsize=None)
+def syscall_numbers():
+    """{name: number} of this architecture's system calls, from the C
+    library's <sys/syscall.h> as this machine's compiler sees it: the
+    numbers a workload passes to syscall(2) differ between x86_64 and
+    arm64, and arm64 has no stat, lstat, open or sync(2)-only legacy
+    calls at all."""
+    out = subprocess.run(["cc", "-dM", "-E", "-x", "c", "-"], input="#include <sys/syscall.h>\n",
+                         capture_output=True, text=True, check=True).stdout
+    return {m[1]: int(m[2]) for m in re.finditer(r"^#define __NR_(\w+) (\d+)$", out, re.M)}
+
+
 def has_ksym(name):
     """Does this kernel have function name? For what a tool should pick,
     independent of its own probe: kprobe.multi needs fprobe (Debian's 6.1

@@ -1,8 +1,9 @@
 """The kernel's own interrupt counters, the oracle of the hardirqs and
 softirqs tests: /proc/softirqs (per vector and CPU, counted where
-irq:softirq_entry fires) and /proc/interrupts (per line and CPU, counted
-as the line's handlers are called), and a tool run bracketed by reads of
-them.
+irq:softirq_entry fires) and the interrupt lines' counters that
+/proc/interrupts shows (per line and CPU, counted as the line's handlers
+are called; read from /sys/kernel/irq), and a tool run bracketed by
+reads of them.
 
 A run of `TOOL -C -j` counts what happened between its attach and its
 final read of the map. The counters read after it is ready and before it
@@ -58,22 +59,23 @@ def _actions(irq):
 
 
 def interrupts(cpu=None):
-    """{action name: count} of the numbered lines of /proc/interrupts
-    (summed over CPUs, or of CPU cpu), each line's count given to each of
-    its handlers: all of a line's handlers run for each of its
-    interrupts."""
-    ncpu = None
+    """{action name: count} of every interrupt line (summed over CPUs, or
+    of CPU cpu), each line's count given to each of its handlers: all of
+    a line's handlers run for each of its interrupts. Read from sysfs
+    (/sys/kernel/irq/N: per_cpu_count, per possible CPU, is the counter
+    /proc/interrupts shows), which also has the lines /proc/interrupts
+    hides or shows under another name: arm64's IPIs (its IPI0..IPI6
+    rows) and its per-CPU arch_timer, each an irq_handler_entry event."""
     counts = {}
-    with open("/proc/interrupts") as f:
-        ncpu = len(next(f).split())
-        for line in f:
-            words = line.split()
-            if not words[0].rstrip(":").isdigit():
-                continue
-            per_cpu = [int(w) for w in words[1:1 + ncpu]]
-            n = per_cpu[cpu] if cpu is not None else sum(per_cpu)
-            for name in _actions(words[0].rstrip(":")):
-                counts[name] = counts.get(name, 0) + n
+    for irq in os.listdir("/sys/kernel/irq"):
+        names = _actions(irq)
+        if not names:
+            continue
+        with open(f"/sys/kernel/irq/{irq}/per_cpu_count") as f:
+            per_cpu = [int(c) for c in f.read().strip().split(",")]
+        n = per_cpu[cpu] if cpu is not None else sum(per_cpu)
+        for name in names:
+            counts[name] = counts.get(name, 0) + n
     return counts
 
 

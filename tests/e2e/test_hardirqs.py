@@ -1,10 +1,12 @@
 """hardirqs end to end, against the kernel's own count of interrupts
-(/proc/interrupts, per line: see procirq.py for the bracketing of a run
-by its reads).
+(/proc/interrupts' counters, per line: see procirq.py for the
+bracketing of a run by its reads).
 
-On this repository's Firecracker host (and a VM generally) the local
-timer is no irq_handler_entry event: LOC, RES, CAL and the other named
-rows of /proc/interrupts are handled without an irqaction. What a VM
+On this repository's Firecracker host (and an x86-64 VM generally) the
+local timer is no irq_handler_entry event: LOC, RES, CAL and the other
+named rows of /proc/interrupts are handled without an irqaction (on
+arm64 the timer, arch_timer, and the IPIs are interrupt lines with
+handlers, and counted). What a VM
 shows are its devices' lines (virtio queues, the serial port, ACPI). The
 test causes one of them: it writes and fsyncs a file FSYNCS times, and
 each fsync waits for at least one request of the disk that holds the

@@ -1,6 +1,7 @@
 """statsnoop end to end: a child makes each stat-family call on a marked
 existing file and a marked missing one; the tool must report exactly
 those calls with their paths and results."""
+import json
 import os
 import re
 import shutil
@@ -9,33 +10,49 @@ import uuid
 
 import pytest
 
-from conftest import Tool, json_lines, loss_record, run, tool_path
+from conftest import Tool, json_lines, loss_record, run, syscall_numbers, tool_path
 
 PYTHON = "/usr/bin/python3"
 
-# Each call on argv[1] (exists) and argv[2] (missing), x86_64 numbers;
-# prints "name path result" per call (result: 0 or -errno), then the pid.
+# Each call on argv[1] (exists) and argv[2] (missing) that this
+# architecture has (arm64 has no stat or lstat: NUMBERS); argv[3] maps
+# each name to its number. Prints "name path result" per call (result: 0
+# or -errno), then the pid and the fd.
 CHILD = r"""
-import ctypes, os, sys
+import ctypes, json, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 ok, missing = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+nr = json.loads(sys.argv[3])
 buf = ctypes.create_string_buffer(512)
-def call(name, path, nr, *args):
+def call(name, path, *args):
+    if name not in nr:
+        return
     ctypes.set_errno(0)
-    r = libc.syscall(nr, *args)
+    r = libc.syscall(nr[name], *args)
     print(name, path, r if r >= 0 else -ctypes.get_errno())
 for p in (ok, missing):
     s = p.decode()
-    call("newstat", s, 4, p, buf)
-    call("newlstat", s, 6, p, buf)
-    call("newfstatat", s, 262, -100, p, buf, 0)
-    call("statx", s, 332, -100, p, 0, 0xfff, buf)
-    call("statfs", s, 137, p, buf)
+    call("newstat", s, p, buf)
+    call("newlstat", s, p, buf)
+    call("newfstatat", s, -100, p, buf, 0)
+    call("statx", s, -100, p, 0, 0xfff, buf)
+    call("statfs", s, p, buf)
 fd = os.open(ok, os.O_RDONLY)
-call("newfstat", sys.argv[1], 5, fd, buf)
-call("newfstatat", sys.argv[1], 262, fd, b"", buf, 0x1000)   # AT_EMPTY_PATH
+call("newfstat", sys.argv[1], fd, buf)
+call("newfstatat", sys.argv[1], fd, b"", buf, 0x1000)   # AT_EMPTY_PATH
 print(os.getpid(), fd, flush=True)
 """
+
+# statsnoop's name of each call (the kernel's) -> the C library's.
+LIBC_NAMES = {"newstat": "stat", "newlstat": "lstat", "newfstatat": "newfstatat",
+              "statx": "statx", "statfs": "statfs", "newfstat": "fstat"}
+NUMBERS = {n: syscall_numbers()[c] for n, c in LIBC_NAMES.items() if c in syscall_numbers()}
+# The calls made on each path (x86_64: 5, arm64: 3), in the child's order.
+PATH_CALLS = [n for n in ("newstat", "newlstat", "newfstatat", "statx", "statfs") if n in NUMBERS]
+
+
+def child_argv(ok, missing):
+    return [PYTHON, "-c", CHILD, ok, missing, json.dumps(NUMBERS)]
 
 
 class Child:
@@ -46,8 +63,7 @@ class Child:
 
 
 def stat_calls(ok, missing):
-    p = subprocess.run([PYTHON, "-c", CHILD, ok, missing], capture_output=True,
-                       text=True, check=True)
+    p = subprocess.run(child_argv(ok, missing), capture_output=True, text=True, check=True)
     return Child(p.stdout)
 
 
@@ -72,8 +88,8 @@ def test_exact_calls_json(paths):
     assert rc == 0, err
     # What the child saw: every call on the file works, on the missing
     # one fails with ENOENT.
-    assert [r for _, p, r in child.calls if p == missing] == [-2] * 5
-    assert [r for _, p, r in child.calls if p == ok] == [0] * 7
+    assert [r for _, p, r in child.calls if p == missing] == [-2] * len(PATH_CALLS)
+    assert [r for _, p, r in child.calls if p == ok] == [0] * (len(PATH_CALLS) + 2)
     recs = json_lines(out)
     got = [(r["pid"], r["tid"], r["comm"], r["syscall"], r["path"], r["ret"], r.get("error"))
            for r in marked(recs, ok)]
@@ -107,7 +123,7 @@ def test_failed_only(paths):
     assert rc == 0, err
     got = [(r["syscall"], r["path"], r["ret"]) for r in marked(json_lines(out), ok)]
     assert got == [(n, p, r) for n, p, r in child.calls if r < 0]
-    assert len(got) == 5
+    assert len(got) == len(PATH_CALLS)
 
 
 def test_timestamp_column(paths):
@@ -138,8 +154,8 @@ def test_pid_filter_excludes_others(paths):
 def test_command_traces_only_it(paths, tmp_path):
     ok, missing = paths
     out = tmp_path / "out.json"
-    p = subprocess.run([tool_path("statsnoop"), "-j", "-o", out, "--", PYTHON, "-c", CHILD,
-                        ok, missing], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([tool_path("statsnoop"), "-j", "-o", out, "--", *child_argv(ok, missing)],
+                       capture_output=True, text=True, timeout=120)
     assert (p.returncode, p.stderr) == (0, "")
     child = Child(p.stdout)
     recs = json_lines(out.read_text())
@@ -160,8 +176,8 @@ def test_same_calls_as_strace(paths, tmp_path):
     log = tmp_path / "strace.log"
     with Tool("statsnoop", "-j") as t:
         p = subprocess.run(["strace", "-qq", "-e", "signal=none", "-e",
-                            "trace=stat,lstat,fstat,newfstatat,statx,statfs", "-o", log,
-                            PYTHON, "-c", CHILD, ok, missing],
+                            "trace=" + ",".join(LIBC_NAMES[n] for n in NUMBERS), "-o", log,
+                            *child_argv(ok, missing)],
                            capture_output=True, text=True, check=True)
         out, err, rc = t.stop()
     assert rc == 0, err
@@ -181,7 +197,7 @@ def test_same_calls_as_strace(paths, tmp_path):
     # newfstatat(fd, "") has the fd's path in statsnoop, "" in strace
     traced = [(n, ok if (n, p) == ("newfstatat", "") else p, r) for n, p, r in traced]
     assert mine == traced
-    assert len(mine) == 12
+    assert len(mine) == 2 * len(PATH_CALLS) + 2
 
 
 @pytest.mark.parametrize("args,needle", [

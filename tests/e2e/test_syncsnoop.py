@@ -1,6 +1,7 @@
 """syncsnoop end to end: a child named for the test makes each sync
 call once (and one fsync of a bad fd); the tool must report exactly
 those calls, with their arguments and results."""
+import json
 import os
 import re
 import shutil
@@ -10,33 +11,38 @@ import uuid
 
 import pytest
 
-from conftest import Tool, json_lines, loss_record, run, tool_path
+from conftest import Tool, json_lines, loss_record, run, syscall_numbers, tool_path
 
 PYTHON = "/usr/bin/python3"
 
 # Names itself argv[2] (prctl PR_SET_NAME), then makes each call on
-# argv[1] (x86_64 numbers); prints "name result" per call, then its pid,
-# the fd and the mapping's address.
+# argv[1] (numbered by argv[3], this architecture's NUMBERS); prints
+# "name result" per call, then its pid, the fd and the mapping's address.
 CHILD = r"""
-import ctypes, mmap, os, sys
+import ctypes, json, mmap, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
+nr = json.loads(sys.argv[3])
 libc.prctl(15, sys.argv[2].encode(), 0, 0, 0)
 fd = os.open(sys.argv[1], os.O_RDWR)
 m = mmap.mmap(fd, 4096)
 addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
-def call(name, nr, *args):
+def call(name, *args):
     ctypes.set_errno(0)
-    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
+    r = libc.syscall(nr[name], *[ctypes.c_long(a) for a in args])
     print(name, r if r >= 0 else -ctypes.get_errno())
-call("sync", 162)
-call("fsync", 74, fd)
-call("fdatasync", 75, fd)
-call("msync", 26, addr, 4096, 4)                  # MS_SYNC
-call("sync_file_range", 277, fd, 0, 4096, 2)      # SYNC_FILE_RANGE_WRITE
-call("syncfs", 306, fd)
-call("fsync", 74, 9999)                           # EBADF
+call("sync")
+call("fsync", fd)
+call("fdatasync", fd)
+call("msync", addr, 4096, 4)                    # MS_SYNC
+call("sync_file_range", fd, 0, 4096, 2)         # SYNC_FILE_RANGE_WRITE
+call("syncfs", fd)
+call("fsync", 9999)                             # EBADF
 print(os.getpid(), fd, addr, flush=True)
 """
+
+
+NUMBERS = {n: syscall_numbers()[n]
+           for n in ("sync", "fsync", "fdatasync", "msync", "sync_file_range", "syncfs")}
 
 
 class Child:
@@ -54,7 +60,7 @@ def target(tmp_path):
 
 
 def sync_calls(path, name, *tool):
-    p = subprocess.run([*tool, PYTHON, "-c", CHILD, path, name], capture_output=True,
+    p = subprocess.run([*tool, PYTHON, "-c", CHILD, path, name, json.dumps(NUMBERS)], capture_output=True,
                        text=True, check=True)
     return Child(p.stdout)
 
