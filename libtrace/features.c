@@ -1,6 +1,7 @@
 /* Kernel and process capability probes (see tk_features.h): each one tries
  * the real thing with a trivial program and says what it saw. */
 #include "tk_features.h"
+#include "names.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -128,9 +129,9 @@ static void copy(char *dst, size_t size, const char *src)
 /* "Operation not permitted (EPERM)" for a negative errno. */
 static const char *err_str(int err, char *buf, size_t size)
 {
-	const char *name = strerrorname_np(-err);
+	const char *name = tk_errno_name(err);
 
-	snprintf(buf, size, "%s (%s)", strerror(-err), name ? name : "?");
+	snprintf(buf, size, "%s (%s)", tk_strerror(err), name ? name : "?");
 	return buf;
 }
 #define ERR(e) err_str((e), (char[96]){ 0 }, 96)

@@ -85,11 +85,28 @@ const char *tk_cap_name(int cap)
 	return cap_names[cap];
 }
 
+/* The kernel's internal "not supported" (include/linux/errno.h), which
+ * glibc does not know: bpf(2) returns it for a program or attach type
+ * this kernel's architecture or configuration lacks (fentry on arm64
+ * before 6.0), and libbpf passes it on. */
+#define TK_ENOTSUPP 524
+
 const char *tk_errno_name(int err)
 {
 	if (err < 0)
 		err = -err;
+	if (err == TK_ENOTSUPP)
+		return "ENOTSUPP";
 	return strerrorname_np(err);
+}
+
+const char *tk_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == TK_ENOTSUPP)
+		return "Not supported by this kernel";
+	return strerror(err);
 }
 
 int tk_errno_parse(const char *s)
@@ -112,7 +129,7 @@ int tk_errno_parse(const char *s)
 	if (!strcasecmp(s, "ENOTSUP"))
 		return EOPNOTSUPP;
 	for (e = 1; e < 4096; e++) {
-		const char *name = strerrorname_np(e);
+		const char *name = tk_errno_name(e);
 
 		if (name && !strcasecmp(name, s))
 			return e;

@@ -26,8 +26,13 @@ const char *tk_syscall_name_or_nr(enum tk_arch arch, long nr, char *buf,
 /* Number of a named syscall, or -1. */
 long tk_syscall_nr(enum tk_arch arch, const char *name);
 
-/* "ENOENT" for 2; NULL when unknown. Sign ignored. */
+/* "ENOENT" for 2, "ENOTSUPP" for the kernel's internal 524; NULL when
+ * unknown. Sign ignored. */
 const char *tk_errno_name(int err);
+
+/* strerror(), and a text for the kernel's internal ENOTSUPP (524) where
+ * glibc says "Unknown error 524". Sign ignored. */
+const char *tk_strerror(int err);
 
 /* Errno number of "ENOENT", "enoent" or "2"; -1 when unknown. */
 int tk_errno_parse(const char *s);

@@ -194,6 +194,11 @@ static void test_errno_name(void **state)
 	assert_string_equal(tk_errno_name(-110), "ETIMEDOUT");
 	assert_null(tk_errno_name(4000));
 	assert_null(tk_errno_name(-4000));
+	/* The kernel's internal ENOTSUPP, which bpf(2) returns. */
+	assert_string_equal(tk_errno_name(-524), "ENOTSUPP");
+	assert_int_equal(tk_errno_parse("ENOTSUPP"), 524);
+	assert_string_equal(tk_strerror(-524), "Not supported by this kernel");
+	assert_string_equal(tk_strerror(2), "No such file or directory");
 }
 
 static void test_errno_parse(void **state)
