@@ -485,9 +485,20 @@ def nfs_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def cmdtree(tmp_path_factory):
     """tests/e2e/progs/cmdtree.c built: a command whose system calls are
-    the same every run (for -- COMMAND against strace)."""
+    the same every run (for -- COMMAND against strace), dynamically
+    linked (its getpid is libc.so's, for uprobes)."""
     path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
     subprocess.run(["cc", "-O2", "-pthread", "-o", str(path),
+                    str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def cmdtree_static(tmp_path_factory):
+    """cmdtree linked statically, for counts of every system call: no
+    dynamic loader, whose calls vary with ASLR (see cmdtree.c)."""
+    path = tmp_path_factory.mktemp("cmdtree") / "cmdtree"
+    subprocess.run(["cc", "-O2", "-static", "-pthread", "-o", str(path),
                     str(ROOT / "tests/e2e/progs/cmdtree.c")], check=True)
     return str(path)
 

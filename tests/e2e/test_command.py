@@ -88,14 +88,14 @@ def strace_table(text):
 
 @pytest.mark.parametrize("how", FILTERS)
 @pytest.mark.kernel
-def test_syscount_summary_equals_strace_c(how, cmdtree, workdir, tmp_path):
+def test_syscount_summary_equals_strace_c(how, cmdtree_static, workdir, tmp_path):
     """Every syscall of a tree that forks, execs, runs a thread and fails
     some calls on purpose: the same calls and errors as strace -f -c."""
     ours, theirs = tmp_path / "syscount.out", tmp_path / "strace.out"
-    r = run_command_tool("syscount", "-S", "-o", ours, "--", cmdtree, "work", workdir,
+    r = run_command_tool("syscount", "-S", "-o", ours, "--", cmdtree_static, "work", workdir,
                          how=how)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
-    s = subprocess.run(["strace", "-f", "-c", "-o", str(theirs), cmdtree, "work",
+    s = subprocess.run(["strace", "-f", "-c", "-o", str(theirs), cmdtree_static, "work",
                         str(workdir)], capture_output=True, text=True)
     assert s.returncode == 0, s.stderr
     expected = strace_table(theirs.read_text())
