@@ -138,8 +138,14 @@ class Tool:
         data = os.read(rfd, 16) if ready else b""
         os.close(rfd)
         if data != b"ready\n":
+            # Ended (it says why), or still attaching after READY_TIMEOUT:
+            # where it waits, then killed.
+            where = "" if data or self.proc.poll() is not None else \
+                f"still attaching after {READY_TIMEOUT} s: {hung_task_state(self.proc.pid)}\n"
+            if where:
+                self.proc.kill()
             out, err = self.proc.communicate(timeout=10)
-            pytest.fail(f"{self.argv} did not attach (rc={self.proc.returncode}):\n"
+            pytest.fail(f"{self.argv} did not attach (rc={self.proc.returncode}):\n{where}"
                         f"{err.decode(errors='replace')}")
         return self
 
