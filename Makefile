@@ -99,6 +99,7 @@ DEPS_PKGS := gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev \
 	libclang-rt-14-dev libbpf-tools libcap-ng-dev libdw-dev \
 	xz-utils binutils elfutils e2fsprogs xfsprogs btrfs-progs \
 	libmicrohttpd-dev libsystemd-dev libinih-dev prometheus systemd \
+	libyaml-dev libcrypt-dev apache2-utils openssl \
 	qemu-system-x86 udev busybox-static strace linux-perf dmsetup kmod \
 	nfs-kernel-server nfs-common iproute2 procps valgrind \
 	debhelper lintian bpfcc-tools debootstrap
@@ -110,7 +111,8 @@ DEPS_PKGS += liblzma-dev libbz2-dev libgnutls28-dev nettle-dev libgmp-dev \
 # architecture (multiarch: /usr/lib/$(GNU_ARCH)-linux-gnu).
 CROSS_LIBS := libc6-dev libbpf-dev libelf-dev libdw-dev zlib1g-dev libcap-ng-dev \
 	libmicrohttpd-dev libsystemd-dev libinih-dev liblzma-dev libbz2-dev libgnutls28-dev \
-	nettle-dev libgmp-dev libtasn1-6-dev libidn2-dev libunistring-dev libp11-kit-dev
+	nettle-dev libgmp-dev libtasn1-6-dev libidn2-dev libunistring-dev libp11-kit-dev \
+	libyaml-dev libcrypt-dev
 ifeq ($(CROSS),1)
 DEPS_PKGS += gcc-$(GNU_ARCH)-linux-gnu $(addsuffix :$(ARCH),$(CROSS_LIBS))
 # make check-vm ARCH=arm64: the VM, and the arm64 root's programs run here
@@ -243,7 +245,7 @@ TRACEKITD_SKELS := syscount execsnoop runqlat tcpconnect vfsstat biolatency fsdi
 	tcpstates netqtop tcpdrop tcpretrans
 TRACEKITD_SKELS += hardirqs softirqs cpudist runqlen
 TRACEKITD_OBJ := $(patsubst tools/tracekitd/%.c,$(OBJ)/tracekitd/%.o,$(wildcard tools/tracekitd/*.c))
-TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lpthread
+TRACEKITD_LIBS := -lmicrohttpd -lsystemd -linih -lyaml -lcrypt -lgnutls -lpthread
 
 $(OBJ)/tracekitd/%.o: tools/tracekitd/%.c $(patsubst %,$(OBJ)/%.skel.h,$(TRACEKITD_SKELS)) | $(OBJ)/tracekitd
 	$(CC) $(CFLAGS) -iquote tools/tracekitd -c $< -o $@
@@ -258,7 +260,7 @@ $(BIN)/tracekitd: $(TRACEKITD_OBJ) $(LIBTRACE) | $(BIN)
 # tokens); each file says why.
 STATIC_BIN := $(BUILD)/static/bin
 STATIC_LDLIBS := -static -lbpf -ldw -lelf -lz -lbz2 -llzma -lcap-ng -lm -lresolv -lpthread
-STATIC_TRACEKITD_LIBS := -lmicrohttpd -linih -lgnutls -lhogweed -lnettle -lgmp \
+STATIC_TRACEKITD_LIBS := -lmicrohttpd -linih -lyaml -lcrypt -lgnutls -lhogweed -lnettle -lgmp \
 	-ltasn1 -lidn2 -lunistring -latomic
 # Every static program: users and groups from the files only (tools/static/).
 STATIC_OBJ := $(patsubst tools/static/%.c,$(OBJ)/static/%.o,$(wildcard tools/static/*.c))
@@ -370,10 +372,10 @@ fuzz_src_json := libtrace/json.c
 fuzz_src_kallsyms := libtrace/symparse.c
 fuzz_src_maps := libtrace/symparse.c
 fuzz_src_perfmap := libtrace/symparse.c
-fuzz_src_config := tools/tracekitd/config.c
+fuzz_src_config := tools/tracekitd/config.c tools/tracekitd/webconfig.c
 fuzz_src_funcmatch := libtrace/funcmatch.c libtrace/functarget.c libtrace/errf.c libtrace/procfile.c
 fuzz_libs_funcmatch := -lelf
-fuzz_libs_config := -linih
+fuzz_libs_config := -linih -lyaml -lcrypt -lgnutls
 fuzz_src_probe := libtrace/probe/lexer.c libtrace/probe/expr.c libtrace/probe/spec.c \
 	libtrace/probe/argspec.c
 fuzz_src_dns := libtrace/dns.c

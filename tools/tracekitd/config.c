@@ -4,6 +4,7 @@
  *   listen = 127.0.0.1:9949
  *   max_series = 1000
  *   strict = no
+ *   web_config = /etc/tracekit/web.yml
  *
  *   [collectors]
  *   syscalls = yes
@@ -163,8 +164,14 @@ static int on_key(void *user, const char *section, const char *key,
 				goto bad_value;
 			return 1;
 		}
+		if (!strcmp(key, "web_config")) {
+			if (strlen(value) >= sizeof(c->web_config))
+				goto bad_value;
+			strcpy(c->web_config, value);
+			return 1;
+		}
 		snprintf(p->err, sizeof(p->err),
-			 "unknown key '%s' in [tracekitd] (listen, max_series, strict)", key);
+			 "unknown key '%s' in [tracekitd] (listen, max_series, strict, web_config)", key);
 		return 0;
 	}
 	if (!strcmp(section, "collectors")) {
@@ -192,7 +199,7 @@ static int on_key(void *user, const char *section, const char *key,
 bad_value:
 	snprintf(p->err, sizeof(p->err), "%s: bad value '%s'%s", key, value,
 		 !strcmp(key, "max_series") ? " (a number from 1 to 1000000)" :
-		 !strcmp(key, "listen") ? " (too long)" : " (yes or no)");
+		 !strcmp(key, "listen") || !strcmp(key, "web_config") ? " (too long)" : " (yes or no)");
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include "tracekit.h"
 #include "version.h"
+#include "webconfig.h"
 
 const struct collector *const collectors[N_COLLECTORS] = {
 	[COLLECT_SYSCALLS] = &collector_syscalls,
@@ -49,7 +50,7 @@ static bool privileges_dropped;
 static struct {
 	const char *config_path;
 	bool config_given, check_config, strict;
-	const char *listen;
+	const char *listen, *web_config;
 	unsigned long max_series;
 	int verbose;
 } args = { .config_path = TRACEKITD_DEFAULT_CONFIG };
@@ -69,11 +70,12 @@ const struct config *current_config(void)
 	return &config;
 }
 
-enum { OPT_CHECK = 256, OPT_LISTEN, OPT_STRICT, OPT_MAX_SERIES };
+enum { OPT_CHECK = 256, OPT_LISTEN, OPT_STRICT, OPT_MAX_SERIES, OPT_WEB_CONFIG };
 
 static const struct argp_option options[] = {
 	{ "config", 'C', "FILE", 0, "Configuration file (default " TRACEKITD_DEFAULT_CONFIG ")", 0 },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Serve /metrics here (default " TRACEKITD_DEFAULT_LISTEN "; [::1]:PORT for IPv6)", 0 },
+	{ "web-config", OPT_WEB_CONFIG, "FILE", 0, "TLS and basic auth for /metrics: a web config file in the Prometheus exporters' format (tls_server_config, basic_auth_users); read again on SIGHUP", 0 },
 	{ "max-series", OPT_MAX_SERIES, "N", 0, "Series kept per labelled metric; the rest are summed into one " TRACEKITD_OVERFLOW_LABEL " series (default 1000)", 0 },
 	{ "strict", OPT_STRICT, NULL, 0, "Exit 1 when an enabled collector cannot start, instead of running without it", 0 },
 	{ "check-config", OPT_CHECK, NULL, 0, "Validate the configuration and exit (0 when valid)", 0 },
@@ -90,6 +92,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LISTEN:
 		args.listen = arg;
+		break;
+	case OPT_WEB_CONFIG:
+		args.web_config = arg;
 		break;
 	case OPT_MAX_SERIES:
 		args.max_series = tk_arg_long("--max-series", arg, 1, 1000000);
@@ -118,23 +123,42 @@ static const char doc[] =
 	"file system operation latency, TCP state changes and retransmits, network "
 	"device packets and packet drops, interrupt time, on-CPU time and run queue length.\v"
 	"The configuration is an INI file:\n\n"
-	"  [tracekitd]\n  listen = 127.0.0.1:9949\n  max_series = 1000\n  strict = no\n\n"
+	"  [tracekitd]\n  listen = 127.0.0.1:9949\n  max_series = 1000\n  strict = no\n"
+	"  web_config = /etc/tracekit/web.yml\n\n"
 	"  [collectors]\n  syscalls = yes\n  execs = yes\n  runqlat = yes\n"
 	"  tcpconnect = yes\n  vfsstat = yes\n  block = no\n  fs = no\n"
 	"  fs_types = ext4 xfs\n  tcpstates = yes\n  netdev = no\n  drops = yes\n  retrans = yes\n"
 	"  hardirqs = yes\n  softirqs = yes\n  cpudist = no\n  runqlen = yes\n\n"
 	"fs_types: the fs collector's file systems (default: ext4 xfs btrfs nfs, "
 	"those the kernel has).\n"
+	"web_config (or --web-config): the web config of the Prometheus exporters "
+	"(node_exporter's --web.config.file), in YAML:\n\n"
+	"  tls_server_config:\n    cert_file: /etc/tracekit/tls.crt\n"
+	"    key_file: /etc/tracekit/tls.key\n"
+	"    client_ca_file: /etc/tracekit/clients-ca.crt   # optional\n"
+	"    client_auth_type: RequireAndVerifyClientCert\n    min_version: TLS12\n"
+	"  basic_auth_users:\n    prometheus: $2y$10$...   # htpasswd -nBC 10 prometheus\n\n"
+	"Without credentials a request gets 401 and no metric. SIGHUP reads the web "
+	"config and its certificates again.\n"
 	"Options override the file. SIGHUP reloads it; SIGTERM detaches everything "
 	"and exits 0.";
 
-/* The file, then the command line over it. Returns 0 or -1 (err set). */
-static int read_config(struct config *c, char *err, size_t errlen)
+/* The file, then the command line over it, then the web config it names
+ * (into *web). Returns 0 or -1 (err set). */
+static int read_config(struct config *c, struct web_config *web, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 
+	memset(web, 0, sizeof(*web));
 	if (config_load(c, args.config_path, args.config_given, err, errlen))
 		return -1;
+	if (args.web_config) {
+		if (strlen(args.web_config) >= sizeof(c->web_config)) {
+			snprintf(err, errlen, "--web-config: file name too long");
+			return -1;
+		}
+		strcpy(c->web_config, args.web_config);
+	}
 	if (args.listen) {
 		if (config_parse_listen(args.listen, &ss, err, errlen))
 			return -1;
@@ -144,6 +168,8 @@ static int read_config(struct config *c, char *err, size_t errlen)
 		c->max_series = args.max_series;
 	if (args.strict)
 		c->strict = true;
+	if (c->web_config[0])
+		return webconfig_load(c->web_config, web, err, errlen);
 	return 0;
 }
 
@@ -254,22 +280,24 @@ static void drop_capabilities(void)
 			"cap_sys_admin");
 }
 
-static void apply_config(const struct config *next)
+/* next_web: the web config next names, which this takes over. */
+static void apply_config(const struct config *next, struct web_config *next_web)
 {
 	char err[512];
 	bool listen_changed = strcmp(next->listen, config.listen) != 0;
+	/* A web config is read again on every reload: renewed certificates. */
+	bool web = next->web_config[0] || config.web_config[0];
 	bool cap_changed = next->max_series != config.max_series;
 	struct config old = config;
 	int i;
 
-	if (listen_changed) {
-		http_stop();
-		if (http_start(next->listen, err, sizeof(err))) {
-			tk_warn("reload: %s; still listening on %s", err, old.listen);
-			if (http_start(old.listen, err, sizeof(err)))
-				tk_fail("cannot listen on %s again: %s", old.listen, err);
+	if (listen_changed || web) {
+		if (http_restart(next->listen, next_web, err, sizeof(err))) {
+			tk_warn("reload: %s; still listening on %s as before", err, old.listen);
 			return;
 		}
+	} else {
+		webconfig_free(next_web);
 	}
 	state_lock();
 	config = *next;
@@ -289,19 +317,20 @@ static void apply_config(const struct config *next)
 static void reload(void)
 {
 	struct config next;
+	struct web_config web;
 	char err[512], names[256];
 	int n;
 
 	notify("RELOADING=1");
-	if (read_config(&next, err, sizeof(err))) {
+	if (read_config(&next, &web, err, sizeof(err))) {
 		tk_warn("reload: %s; keeping the running configuration", err);
 	} else {
-		apply_config(&next);
+		apply_config(&next, &web);
 		tk_notice("reloaded %s", args.config_path);
 	}
 	n = count_running(names, sizeof(names));
-	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
-	       n, n == 1 ? "" : "s", names, config.listen);
+	notify("READY=1\nSTATUS=%d collector%s running (%s), serving %s://%s/metrics",
+	       n, n == 1 ? "" : "s", names, http_scheme(), config.listen);
 }
 
 static double now_s(void)
@@ -346,13 +375,14 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse, NULL, doc, NULL, NULL, NULL };
 	char err[512], names[256];
+	struct web_config web;
 	int i, n;
 
 	tk_set_tool_name("tracekitd");
 	argp_program_version_hook = tk_version_hook;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL))
 		tk_usage_error("bad arguments");
-	if (read_config(&config, err, sizeof(err)))
+	if (read_config(&config, &web, err, sizeof(err)))
 		tk_fail("%s", err);
 	if (args.check_config) {
 		printf("%s: %s (listen %s, max_series %lu, collectors:", args.config_path,
@@ -361,13 +391,18 @@ int main(int argc, char **argv)
 		for (i = 0; i < N_COLLECTORS; i++)
 			if (config.enabled[i])
 				printf(" %s", collectors[i]->name);
-		printf(")\n");
+		printf(")");
+		if (config.web_config[0])
+			printf(", web_config %s (%s, %zu basic auth user%s)", config.web_config,
+			       web.tls ? "TLS" : "no TLS", web.n_users, web.n_users == 1 ? "" : "s");
+		printf("\n");
+		webconfig_free(&web);
 		return 0;
 	}
 	tk_opts.verbose = args.verbose;
 	tk_init();  /* SIGTERM and SIGINT end the main loop */
 	tk_catch_reload();
-	if (http_start(config.listen, err, sizeof(err)))
+	if (http_start(config.listen, &web, err, sizeof(err)))
 		tk_fail("%s", err);
 	state_lock();
 	for (i = 0; i < N_COLLECTORS; i++)
@@ -376,10 +411,10 @@ int main(int argc, char **argv)
 	state_unlock();
 	drop_capabilities();
 	n = count_running(names, sizeof(names));
-	tk_notice("%d collector%s running (%s); metrics at http://%s/metrics", n,
-		n == 1 ? "" : "s", names, config.listen);
-	notify("READY=1\nSTATUS=%d collector%s running (%s), serving http://%s/metrics",
-	       n, n == 1 ? "" : "s", names, config.listen);
+	tk_notice("%d collector%s running (%s); metrics at %s://%s/metrics", n,
+		n == 1 ? "" : "s", names, http_scheme(), config.listen);
+	notify("READY=1\nSTATUS=%d collector%s running (%s), serving %s://%s/metrics",
+	       n, n == 1 ? "" : "s", names, http_scheme(), config.listen);
 	tk_ready();
 	main_loop();
 	notify("STOPPING=1");

@@ -44,6 +44,9 @@ struct config {
 	/* fs_types: the fs collector's file systems, space-separated names
 	 * of libtrace/fstypes.c's; empty: those in /proc/filesystems. */
 	char fs_types[64];
+	/* web_config: the exporters' web config file (webconfig.h): TLS,
+	 * basic auth. Empty: plain HTTP, no auth. */
+	char web_config[512];
 };
 
 /* Defaults, then the file (a missing default file is no error, a missing
@@ -136,9 +139,16 @@ void irqs_write(FILE *f, struct bpf_map *map, bool softirq, const char *tool,
 		const char *label, const char *seconds, const char *seconds_help,
 		const char *runs, const char *runs_help);
 
-/* http.c */
-int http_start(const char *listen, char *err, size_t errlen);
+/* http.c: serve on listen with the web config w (read by webconfig_load;
+ * http.c takes it over on success). http_restart: a new daemon in place
+ * of the running one; when it cannot start, the old one again (and -1). */
+struct web_config;
+int http_start(const char *listen, struct web_config *w, char *err, size_t errlen);
+int http_restart(const char *listen, struct web_config *w, char *err, size_t errlen);
 void http_stop(void);
+const char *http_scheme(void);  /* "https" when serving TLS */
+/* scrapes.c: tracekit_scrape_* (refusals by reason, open connections). */
+void scrapes_write(FILE *f);
 
 /* main.c: held while collectors change or metrics are written. */
 void state_lock(void);
