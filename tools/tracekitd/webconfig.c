@@ -314,6 +314,7 @@ static char *slurp(const char *path, size_t *lenp)
 
 	if (!f)
 		return NULL;
+	errno = 0;
 	do {
 		if (cap - len < 4096) {
 			char *b;
@@ -330,9 +331,11 @@ static char *slurp(const char *path, size_t *lenp)
 		len += n;
 	} while (n);
 	if (ferror(f)) {
+		int e = errno ? errno : EIO;
+
 		free(buf);
 		fclose(f);
-		errno = EIO;
+		errno = e;
 		return NULL;
 	}
 	fclose(f);
