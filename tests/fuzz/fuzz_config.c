@@ -1,5 +1,6 @@
 /* libFuzzer harness: tracekitd's config reader (inih and our value
- * checks) and its listen-address parser, on arbitrary bytes. */
+ * checks), its listen-address parser and its web config parser (libyaml
+ * and our checks of keys, values and bcrypt hashes), on arbitrary bytes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "tracekitd.h"
+#include "webconfig.h"
 
 /* The collectors' names are all config.c needs of them. */
 #define STUB(n) const struct collector collector_##n = { .name = #n };
@@ -22,6 +24,33 @@ const struct collector *const collectors[N_COLLECTORS] = {
 	&collector_retrans,
 	&collector_hardirqs, &collector_softirqs, &collector_cpudist, &collector_runqlen,
 };
+
+/* The web config: what parses is consistent; what does not says why on
+ * one line. */
+static void check_webconfig(const uint8_t *data, size_t size)
+{
+	struct web_config w;
+	char err[512];
+	size_t i;
+
+	if (webconfig_parse((const char *)data, size, &w, err, sizeof(err)) == 0) {
+		if (w.tls && (!w.cert_file || !*w.cert_file || !w.key_file || !*w.key_file))
+			abort();
+		if (w.min_version < 12 || w.max_version > 13 || w.min_version > w.max_version)
+			abort();
+		if (w.client_auth != WEB_NO_CLIENT_CERT && !w.client_ca_file)
+			abort();
+		if (w.n_users > WEB_MAX_USERS)
+			abort();
+		for (i = 0; i < w.n_users; i++)
+			if (!w.users[i].name[0] || strchr(w.users[i].name, ':') ||
+			    strlen(w.users[i].hash) != WEB_HASH_LEN)
+				abort();
+	} else if (!memchr(err, 0, sizeof(err)) || !err[0] || strchr(err, '\n')) {
+		abort();
+	}
+	webconfig_free(&w);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -51,5 +80,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = 0;
 	config_parse_listen(s, &ss, err, sizeof(err));
 	free(s);
+	check_webconfig(data, size);
 	return 0;
 }
