@@ -181,6 +181,10 @@ def test_each_refusal_gets_no_metric_and_is_counted(pki):
     with WebDaemon(pki, web_yml(pki)) as d:
         status, _, body = d.fetch()
         assert status == 200 and "tracekit_syscalls_total" in body
+        start = refused(d)
+        # Neither a refusal: a client that shakes hands and leaves, and
+        # one whose keep-alive connection ends after its scrape.
+        d.peer_cert()
         for creds, in_body in (({"password": "wrong"}, "401"), ({"user": None}, "401"),
                                ({"user": "nobody"}, "401")):
             before = refused(d)
@@ -211,6 +215,7 @@ def test_each_refusal_gets_no_metric_and_is_counted(pki):
             with pytest.raises(ssl.SSLError, match="PROTOCOL_VERSION|closed .EOF."):
                 ctx.wrap_socket(s, server_hostname="127.0.0.1")
         assert wait_refused(d, plus(before, tls=1)) == plus(before, tls=1)
+        assert refused(d) == plus(start, auth=3, client_cert=2, tls=2)
         out, err, rc = d.stop(signal.SIGTERM)
     assert rc == 0, err
 

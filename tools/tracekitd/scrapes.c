@@ -22,7 +22,8 @@
 #include "prom.h"
 
 struct slot {
-	bool used, in_request;
+	bool used, in_request, handshake_done;
+	gnutls_session_t session;
 	unsigned long requests;
 	struct sockaddr_storage addr;
 	struct timespec opened;
@@ -92,15 +93,21 @@ static double since(const struct timespec *t)
 	return (now.tv_sec - t->tv_sec) + (now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-/* The server's side of a finished handshake received the client's
- * Finished last (TLS 1.2 and 1.3 alike). */
-static bool handshake_finished(struct MHD_Connection *conn)
+/* GnuTLS calls this once the client's Finished is in: the handshake is
+ * done (TLS 1.2 and 1.3 alike; the server receives the last Finished). */
+static int on_finished(gnutls_session_t session, unsigned type, unsigned when,
+		       unsigned incoming, const gnutls_datum_t *msg)
 {
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	unsigned i;
 
-	return ci && ci->tls_session &&
-	       gnutls_handshake_get_last_in(ci->tls_session) == GNUTLS_HANDSHAKE_FINISHED;
+	(void)type;
+	(void)when;
+	(void)msg;
+	if (incoming)
+		for (i = 0; i < SCRAPE_CONNECTIONS; i++)
+			if (slots[i].used && slots[i].session == session)
+				slots[i].handshake_done = true;
+	return 0;
 }
 
 void scrapes_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
@@ -125,6 +132,12 @@ void scrapes_connection(void *cls, struct MHD_Connection *conn, void **socket_ct
 			       ci->client_addr->sa_family == AF_INET6 ?
 			       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 		clock_gettime(CLOCK_MONOTONIC, &s->opened);
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		if (tls_ && ci && ci->tls_session) {
+			s->session = ci->tls_session;
+			gnutls_handshake_set_hook_function(s->session, GNUTLS_HANDSHAKE_FINISHED,
+							   GNUTLS_HOOK_POST, on_finished);
+		}
 		*socket_ctx = s;
 		return;
 	}
@@ -133,7 +146,7 @@ void scrapes_connection(void *cls, struct MHD_Connection *conn, void **socket_ct
 	if (!s->requests && !s->in_request) {
 		if (since(&s->opened) >= SCRAPE_TIMEOUT_S)
 			scrapes_refused(REFUSED_TIMEOUT);
-		else if (tls_ && !handshake_finished(conn))
+		else if (tls_ && !s->handshake_done)
 			scrapes_refused(REFUSED_TLS);
 	}
 	s->used = false;
