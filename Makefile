@@ -307,6 +307,10 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OBJ)/tests/%,$(wildcard tests/unit/tes
 $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LIBTRACE) -lcmocka $(LDLIBS)
 
+# tracekitd's web config parser, with the libraries it needs.
+$(OBJ)/tests/test_webconfig: tests/unit/test_webconfig.c tools/tracekitd/webconfig.c | $(OBJ)/tests
+	$(CC) $(CFLAGS) -iquote tools/tracekitd -o $@ $^ -lcmocka -lyaml -lcrypt -lgnutls
+
 RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 # The JUnit XML tells make check-vm which tests the host passed.
 RUN_E2E = TRACEKIT_BIN=$(abspath $(BIN)) TRACEKIT_STATIC_BIN=$(abspath $(STATIC_BIN)) \
