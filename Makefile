@@ -309,7 +309,7 @@ $(OBJ)/tests/%: tests/unit/%.c $(LIBTRACE) | $(OBJ)/tests
 
 # tracekitd's web config parser, with the libraries it needs.
 $(OBJ)/tests/test_webconfig: tests/unit/test_webconfig.c tools/tracekitd/webconfig.c | $(OBJ)/tests
-	$(CC) $(CFLAGS) -iquote tools/tracekitd -o $@ $^ -lcmocka -lyaml -lcrypt -lgnutls
+	$(CC) $(CFLAGS) -iquote tools/tracekitd -o $@ $(filter %.c,$^) -lcmocka -lyaml -lcrypt -lgnutls
 
 RUN_UNIT = set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 # The JUnit XML tells make check-vm which tests the host passed.

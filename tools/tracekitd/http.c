@@ -106,8 +106,8 @@ static enum MHD_Result refuse_auth(struct MHD_Connection *conn)
 	return ret;
 }
 
-/* The web config's checks, once per request: NULL (let it in) or the
- * response that refuses it. */
+/* The web config's checks, once per request: true lets it in; false has
+ * queued the response that refuses it (its result in *ret). */
 static bool authorised(struct MHD_Connection *conn, enum MHD_Result *ret)
 {
 	char *user, *password = NULL;

@@ -193,13 +193,11 @@ static int walk_tls(struct walk *k, const yaml_node_t *map)
 	if (w->client_ca_file && *w->client_ca_file && w->client_auth == WEB_NO_CLIENT_CERT)
 		return fail(k, map, "tls_server_config: client_ca_file without a client_auth_type "
 			    "(RequireAndVerifyClientCert verifies client certificates)");
-	if (w->client_auth >= WEB_VERIFY_CLIENT_CERT_IF_GIVEN &&
-	    (!w->client_ca_file || !*w->client_ca_file))
-		return fail(k, map, "tls_server_config: client_auth_type verifies client "
-			    "certificates: client_ca_file is needed");
+	/* libmicrohttpd asks for a client certificate only with a CA. */
 	if (w->client_auth != WEB_NO_CLIENT_CERT && (!w->client_ca_file || !*w->client_ca_file))
-		return fail(k, map, "tls_server_config: client_auth_type asks for client "
-			    "certificates: client_ca_file names the CAs to ask for");
+		return fail(k, map, "tls_server_config: client_auth_type %s client "
+			    "certificates: client_ca_file is needed",
+			    w->client_auth >= WEB_VERIFY_CLIENT_CERT_IF_GIVEN ? "verifies" : "asks for");
 	return 0;
 }
 
