@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import tool_path
+from test_static import EmptyRoot
 from test_tracekitd import NAME, Daemon, free_port, samples, value
 
 USER, PASSWORD = "prometheus", "s3cret pass:word"
@@ -471,3 +472,33 @@ def test_sighup_reads_renewed_certificate_and_keeps_running_on_bad_one(pki):
         assert d.fetch(client="stranger")[0] == 403
         out, err, rc = d.stop(signal.SIGTERM)
     assert rc == 0, err
+
+
+@pytest.mark.kernel
+def test_static_tracekitd_alone_serves_tls_with_basic_auth(pki, tmp_path):
+    """make static's tracekitd (GnuTLS, libyaml and libxcrypt linked in)
+    copied alone into an empty root with its web config and certificates:
+    TLS with client certificates and bcrypt basic auth work there, with
+    exact counts."""
+    n = 555
+    root = EmptyRoot(tmp_path / "root", "tracekitd")
+    for name in ("server.crt", "server.key", "ca.crt"):
+        shutil.copy(pki / name, root.path / name)
+    (root.path / "web.yml").write_text(
+        web_yml(pki).replace(f"{pki}/", ""))  # relative: from the web config's directory
+    (root.path / "tracekitd.conf").write_text("[collectors]\nexecs = no\nrunqlat = no\n"
+                                              "tcpconnect = no\nvfsstat = no\n")
+    d = WebDaemon(pki, "")
+    d.argv = root.argv("tracekitd", "--config", "/tracekitd.conf", "--web-config", "/web.yml",
+                       "--listen", f"127.0.0.1:{d.port}")
+    with d:
+        before = samples(d.scrape())
+        syscalls(n)
+        after = samples(d.scrape())
+        assert d.fetch(password="wrong")[0] == 401
+        assert d.fetch(client="stranger")[0] == 403
+        out, err, rc = d.stop(signal.SIGTERM)
+    assert rc == 0, err
+    assert "metrics at https://" in err
+    assert (value(after, "tracekit_syscalls_total", syscall=SYSCALL) -
+            value(before, "tracekit_syscalls_total", syscall=SYSCALL)) == n
