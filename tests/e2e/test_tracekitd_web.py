@@ -363,10 +363,7 @@ def test_idle_flood_and_slow_reader_do_not_hurt_collection():
         assert 0 < rss < RSS_BOUND and rss - rss0 < RSS_GROWTH, (rss0, rss)
         closed = 0
         for s in flood:  # each ends at the idle timeout
-            try:
-                closed += s.recv(1) == b""
-            except ConnectionResetError:
-                closed += 1
+            closed += closed_by_server(s)
             s.close()
         assert closed == idle
         assert slow.slow_bytes >= 10  # it was reading slowly all along
@@ -383,6 +380,46 @@ def test_idle_flood_and_slow_reader_do_not_hurt_collection():
     assert rc == 0, err
     print(f"tracekitd resident: {rss0 / 2**20:.1f} MiB before, {rss / 2**20:.1f} MiB "
           f"under the flood, {rss_end / 2**20:.1f} MiB after")
+
+
+def closed_by_server(s):
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.kernel
+def test_connection_limit_in_all_holds_and_frees_at_the_timeout():
+    """40 idle connections from 40 addresses: 32 are kept (every slot),
+    8 closed at once; a scrape meanwhile is closed at once too (counted:
+    limit); at the idle timeout the 32 go (counted: timeout) and scrapes
+    are answered again."""
+    slots, extra = 32, 8
+    with Daemon() as d:
+        r0 = refused(d)
+        socks = []
+        for i in range(slots + extra):
+            s = socket.socket()
+            s.bind((f"127.0.1.{i + 1}", 0))
+            s.connect(("127.0.0.1", d.port))
+            socks.append(s)
+        shut, deadline = set(), time.monotonic() + 30
+        while len(shut) < extra and time.monotonic() < deadline:
+            ready = select.select([s for s in socks if s not in shut], [], [], 1)[0]
+            shut.update(s for s in ready if closed_by_server(s))
+        assert len(shut) == extra
+        with socket.create_connection(("127.0.0.1", d.port), timeout=30) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert closed_by_server(s)
+        for s in socks:
+            s.settimeout(60)
+            assert s in shut or closed_by_server(s)
+            s.close()
+        want = plus(r0, limit=extra + 1, timeout=slots)
+        assert wait_refused(d, want) == want
+        out, err, rc = d.stop(signal.SIGTERM)
+    assert rc == 0, err
 
 
 @pytest.mark.parametrize("web, line", [
