@@ -94,6 +94,9 @@ static void test_errors_are_one_line_with_the_line(void **state)
 		{ "a: 1\n---\nb: 2\n", "1: unknown key 'a'" },
 		{ "{}\n---\nb: 2\n", "more than one YAML document" },
 		{ "basic_auth_users: {\n", "2: not YAML: " },
+		/* A plain scalar key folds its lines (found by fuzz_config). */
+		{ "{series =0\nyt\n\nma}", "1: unknown key 'series =0 yt\\nma' (" },
+		{ "\"a\\tb\": 1\n", "1: unknown key 'a\\x09b' (" },
 	};
 	struct web_config w;
 	char err[256];

@@ -25,12 +25,26 @@ static int fail(struct walk *k, const yaml_node_t *at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int fail(struct walk *k, const yaml_node_t *at, const char *fmt, ...)
 {
-	char msg[384];
+	char raw[384], msg[384];
+	size_t i, o = 0;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* One line whatever the file holds: a YAML key or value may span
+	 * lines (a plain scalar folds them) or hold control characters. */
+	for (i = 0; raw[i] && o + 5 < sizeof(msg); i++) {
+		unsigned char c = raw[i];
+
+		if (c == '\n')
+			o += snprintf(msg + o, sizeof(msg) - o, "\\n");
+		else if (c < 0x20 || c == 0x7f)
+			o += snprintf(msg + o, sizeof(msg) - o, "\\x%02x", c);
+		else
+			msg[o++] = c;
+	}
+	msg[o] = 0;
 	if (at)
 		snprintf(k->err, k->errlen, "%lu: %s",
 			 (unsigned long)at->start_mark.line + 1, msg);
@@ -391,6 +405,14 @@ static int check_tls(const char *path, struct web_config *w, char *err, size_t e
 	return rc < 0 ? -1 : 0;
 }
 
+/* File names from the config may hold anything: one line still. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 int webconfig_load(const char *path, struct web_config *w, char *err, size_t errlen)
 {
 	char msg[448];
@@ -401,6 +423,7 @@ int webconfig_load(const char *path, struct web_config *w, char *err, size_t err
 	if (!text) {
 		memset(w, 0, sizeof(*w));
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		one_line(err);
 		return -1;
 	}
 	rc = webconfig_parse(text, len, w, msg, sizeof(msg));
@@ -419,6 +442,7 @@ int webconfig_load(const char *path, struct web_config *w, char *err, size_t err
 		goto bad;
 	return 0;
 bad:
+	one_line(err);
 	webconfig_free(w);
 	return -1;
 }
