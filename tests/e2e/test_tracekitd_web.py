@@ -356,6 +356,7 @@ def test_idle_flood_and_slow_reader_do_not_hurt_collection():
         assert wait_refused(d, want) == want
         syscalls(n)
         after = samples(d.scrape())
+        read_by_then = slow.slow_bytes  # a byte a second: far from the whole answer
         assert (value(after, "tracekit_syscalls_total", syscall=SYSCALL) -
                 value(before, "tracekit_syscalls_total", syscall=SYSCALL)) == n
         assert value(after, "tracekit_scrape_connections") == per_client + 1  # + this one
@@ -366,11 +367,11 @@ def test_idle_flood_and_slow_reader_do_not_hurt_collection():
             closed += closed_by_server(s)
             s.close()
         assert closed == idle
-        assert slow.slow_bytes >= 10  # it was reading slowly all along
         slow.stop.set()
         slow.join(60)
         status, length, got, body = slow.answer()
         assert (status, got) == ("HTTP/1.1 200 OK", length)
+        assert read_by_then < length and slow.slow_bytes > 0
         assert "tracekit_syscalls_total" in body
         want = plus(r0, limit=idle - per_client, timeout=per_client)
         assert wait_refused(d, want) == want
