@@ -473,6 +473,18 @@ static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned 
 	return true;
 }
 
+/* Is kernel frame ip the first one shown (prev, just before) again?
+ * arm64's 6.1 unwinder gives the frame a tracepoint's program ran from
+ * twice, as the registers' pc and as the first frame record's return
+ * address (Debian's arm64 6.1: kmalloc_trace+0xf4;kmalloc_trace+0xf4
+ * under kmem:kmalloc; 6.12 does not). The same address twice at the top
+ * is no call chain: it would be a call returning to the instruction the
+ * event was taken at. */
+static bool repeated_top(uint64_t ip, uint64_t prev, unsigned shown)
+{
+	return shown == 1 && ip == prev;
+}
+
 /* ips[0..n) as text frames. */
 static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t tgid,
 			    struct tk_stack_frames *out)
@@ -493,6 +505,8 @@ static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
 			if (!out->n && sym[0].name && tk_ksym_plumbing(sym[0].name))
+				continue;
+			if (i && repeated_top(ips[i], ips[i - 1], out->n))
 				continue;
 			add_frame(out, &sym[0], ips[i], addr, "_[k]");
 		}
@@ -1192,6 +1206,7 @@ void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t p
 	struct tk_sym sym;
 	char buf[512];
 	bool top = true;
+	unsigned shown = 0;
 
 	if (id < 0 || stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips)) {
 		if (!j)
@@ -1207,6 +1222,9 @@ void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t p
 		    sym.name && tk_ksym_plumbing(sym.name))
 			continue;
 		top = false;
+		if (!user && i && repeated_top(ips[i], ips[i - 1], shown))
+			continue;
+		shown++;
 		tk_syms_addr_text(s, ips[i], user, pid, buf, sizeof(buf));
 		if (j)
 			tk_json_str(j, NULL, buf);
