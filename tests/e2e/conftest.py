@@ -21,6 +21,11 @@ BIN = Path(os.environ.get("TRACEKIT_BIN", ROOT / "build" / "bin"))
 # tests (test_command.py, test_loader.py) take a new tool without a list
 # to keep up to date.
 ALL_TOOLS = sorted(p.name[:-len(".bpf.c")] for p in (ROOT / "bpf").glob("*.bpf.c"))
+# Frame pointers in every function of a test's workload, leaves too: GCC
+# for arm64 omits a leaf function's frame record even with
+# -fno-omit-frame-pointer (its -momit-leaf-frame-pointer default), and a
+# stack taken in one (at a syscall it makes) then lacks its caller.
+FRAME_POINTERS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"]
 READY_TIMEOUT = 60  # seconds: loading BPF is slow under TCG in the VM matrix
 
 
@@ -286,7 +291,9 @@ def next_instruction_offsets(path):
     for line in dis.splitlines():
         m = re.match(r"[0-9a-f]+ <([\w.]+)>:$", line)
         if m:
-            func = m[1]
+            # A call that ends its function returns nowhere (arm64's
+            # _start ends in bl abort, and __wrap_main follows).
+            func, pending = m[1], None
             continue
         m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
         if not m:
@@ -347,7 +354,23 @@ def syscall_numbers():
     calls at all."""
     out = subprocess.run(["cc", "-dM", "-E", "-x", "c", "-"], input="#include <sys/syscall.h>\n",
                          capture_output=True, text=True, check=True).stdout
-    return {m[1]: int(m[2]) for m in re.finditer(r"^#define __NR_(\w+) (\d+)$", out, re.M)}
+    macros = dict(re.findall(r"^#define (\w+) (\w+)$", out, re.M))
+
+    def value(v):
+        # arm64's generic table names some by another macro:
+        # __NR_newfstatat is __NR3264_fstatat, which is 79.
+        while v is not None and not v.isdigit():
+            v = macros.get(v)
+        return v and int(v)
+    numbers = {k[len("__NR_"):]: value(v) for k, v in macros.items() if k.startswith("__NR_")}
+    return {k: v for k, v in numbers.items() if v is not None}
+
+
+# The outermost kernel frames of every system call: x86-64 on 5.10 to
+# 6.18, arm64 on 6.1 and 6.12 (the kernels of the matrices).
+SYSCALL_ENTRY = {"x86_64": ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"],
+                 "aarch64": ["el0t_64_sync", "el0t_64_sync_handler", "el0_svc"]
+                 }.get(os.uname().machine)
 
 
 def has_ksym(name):

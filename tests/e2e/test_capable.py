@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, has_ksym,
-                      json_lines, kernel_has, loss_record, require, run, tool_path)
+from conftest import (FRAME_POINTERS, ROOT, Tool, Workload, assert_no_kernel_function_tracing,
+                      has_ksym, json_lines, kernel_has, loss_record, require, run, tool_path)
 
 NOBODY = 65534
 EPERM = -1
@@ -52,7 +52,7 @@ def seen(records):
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
     path = tmp_path_factory.mktemp("cap_target") / "cap_target"
-    subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-I", str(ROOT / "tests/e2e/progs"),
+    subprocess.run(["cc", "-O0", *FRAME_POINTERS, "-I", str(ROOT / "tests/e2e/progs"),
                     "-o", str(path), str(ROOT / "tests/e2e/progs/cap_target.c")], check=True)
     return str(path)
 

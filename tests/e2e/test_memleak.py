@@ -20,8 +20,8 @@ from collections import Counter
 
 import pytest
 
-from conftest import (ROOT, Tool, json_lines, loss_record, next_instruction_offsets, run,
-                      wait_noted)
+from conftest import (FRAME_POINTERS, ROOT, Tool, json_lines, loss_record,
+                      next_instruction_offsets, run, wait_noted)
 
 # What leaker leaks, by function: (bytes, blocks).
 LEAKS = {
@@ -39,7 +39,7 @@ LEAKS = {
 @pytest.fixture(scope="module")
 def leaker(tmp_path_factory):
     path = tmp_path_factory.mktemp("leaker") / "leaker"
-    subprocess.run(["cc", "-O0", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(path),
+    subprocess.run(["cc", "-O0", "-g", *FRAME_POINTERS, "-pthread", "-o", str(path),
                     str(ROOT / "tests/e2e/progs/leaker.c")], check=True)
     return str(path)
 

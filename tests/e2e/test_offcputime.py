@@ -15,15 +15,14 @@ be off CPU longer than that, however late a loaded machine wakes it (on
 an idle one the excess is about 0.1 ms per sleep)."""
 import json
 import os
-import platform
 import re
 import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, Workload, agent_switches, assert_annotated,
-                      json_lines, loss_record, next_instruction_offsets, own_cgroup, require, run,
-                      tool_path, wait_noted)
+from conftest import (EMULATED_CPU, FRAME_POINTERS, ROOT, SYSCALL_ENTRY, Tool, Workload,
+                      agent_switches, assert_annotated, json_lines, loss_record,
+                      next_instruction_offsets, own_cgroup, require, run, tool_path, wait_noted)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -32,7 +31,6 @@ COMM = "offcpu-target"
 # at the switch (innermost last): clock_nanosleep -> ... -> __schedule.
 CHAIN = ["main", "wait_outer", "wait_inner"]
 SLEEP_KERNEL_END = ["do_nanosleep", "schedule", "__schedule"]
-SYSCALL_ENTRY = {"x86_64": "entry_SYSCALL_64_after_hwframe"}.get(platform.machine())
 
 # Between the tracepoint and the BPF program: the tracing machinery, at
 # the inner end of every kernel stack taken at sched_switch
@@ -74,7 +72,7 @@ PF_KTHREAD = 0x00200000
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
     path = tmp_path_factory.mktemp("offcpu") / COMM
-    subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-fno-inline",
+    subprocess.run(["cc", "-O0", *FRAME_POINTERS, "-fno-inline",
                     "-o", str(path), str(PROG_SRC)], check=True)
     return path
 
@@ -158,8 +156,7 @@ def assert_sleep_kernel(kernel):
     """The kernel half of a stack blocked in clock_nanosleep."""
     kernel = no_machinery(kernel)
     assert kernel[-3:] == SLEEP_KERNEL_END, kernel
-    if SYSCALL_ENTRY:
-        assert kernel[0] == SYSCALL_ENTRY, kernel
+    assert kernel[0] == SYSCALL_ENTRY[0], kernel
 
 
 def sleep_lines(lines, user_tail):

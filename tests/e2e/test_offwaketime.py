@@ -16,8 +16,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, Workload, agent_switches, json_lines,
-                      loss_record, only_child, require, run)
+from conftest import (EMULATED_CPU, FRAME_POINTERS, ROOT, Tool, Workload, agent_switches,
+                      json_lines, loss_record, only_child, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/wake_target.c"
 WAKEE, WAKER = "tk-wakee", "tk-waker"
@@ -40,7 +40,7 @@ UNTIMED = r"offwaketime: (\d+) blocks not timed: the thread's switch back in rea
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
     path = tmp_path_factory.mktemp("wake") / "wake-target"
-    subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-fno-inline",
+    subprocess.run(["cc", "-O0", *FRAME_POINTERS, "-fno-inline",
                     "-I", str(ROOT / "tests/e2e/progs"), "-o", str(path), str(PROG_SRC)],
                    check=True)
     return path

@@ -23,25 +23,28 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, assert_annotated, cgroup2_root, elf_functions,
-                      json_lines, loss_record, next_instruction_offsets, own_cgroup, run,
-                      tool_path, wait_noted)
+from conftest import (EMULATED_CPU, FRAME_POINTERS, ROOT, SYSCALL_ENTRY, Tool, assert_annotated,
+                      cgroup2_root, elf_functions, json_lines, loss_record,
+                      next_instruction_offsets, own_cgroup, run, tool_path, wait_noted)
 
 PROGS = ROOT / "tests/e2e/progs"
 HZ = 199
 INTERRUPTS_AT_START = 0.0  # interrupts_at_start
 SPIN = 2.0          # seconds of CPU time in c()
 TOLERANCE = 0.15    # see the module docstring
-CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer",
-          "-fno-inline", "-pthread"]
+CFLAGS = ["-O0", *FRAME_POINTERS, "-fno-inline", "-pthread"]
 KIND_FLAGS = {"pie": ["-fPIE", "-pie"], "nopie": ["-fno-pie", "-no-pie"]}
 ET_EXEC, ET_DYN = 2, 3
 
 # The kernel frames of a getppid(2) loop, outermost first, as the folded
-# line shows them on x86-64 (6.18: entry_SYSCALL_64_after_hwframe ->
-# do_syscall_64 -> x64_sys_call, which may inline the syscall's own
-# function, or __x64_sys_getppid -> __task_pid_nr_ns ...).
-SYSCALL_ENTRY = ("entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe")
+# line shows them: SYSCALL_ENTRY, then what the kernel calls (x86-64
+# 6.18: entry_SYSCALL_64_after_hwframe -> do_syscall_64 -> x64_sys_call,
+# which may inline the syscall's own function, or __x64_sys_getppid ->
+# __task_pid_nr_ns ...; arm64: el0t_64_sync -> el0t_64_sync_handler ->
+# el0_svc -> do_el0_svc -> ...). As a regex of a folded line's part,
+# plain and with -a's kernel annotation.
+IN_SYSCALL = ";".join(map(re.escape, SYSCALL_ENTRY)) + r"(;[^;]+)*"
+IN_SYSCALL_ANNOTATED = ";".join(re.escape(f + "_[k]") for f in SYSCALL_ENTRY) + r"(;[^;]+)*"
 
 
 def e_type(path):
@@ -254,7 +257,7 @@ def test_kernel_frames_follow_user_frames_after_a_dash(progs):
     stacks, missed = split_missed(folded(out), err)
     total = sum(stacks.values())
     assert_about(total + missed, expected(cpu))
-    syscall = r";-;entry_SYSCALL_64[^;]*;do_syscall_64(;[^;]+)*"
+    syscall = ";-;" + IN_SYSCALL
     in_syscall = matching(stacks, chain_re("stk-pie", tail=syscall))
     in_c = matching(stacks, chain_re("stk-pie"))
     # Any kernel stack (an interrupt, a preemption) after the chain.
@@ -280,7 +283,7 @@ def test_annotations_mark_kernel_frames(progs):
                              mode="syscall")
     stacks, _ = split_missed(folded(out), err)
     assert sum(assert_annotated(s) > 0 for s in stacks) > 0, stacks
-    in_syscall = r";-;entry_SYSCALL_64[^;]*_\[k\];do_syscall_64_\[k\](;[^;]+)*"
+    in_syscall = ";-;" + IN_SYSCALL_ANNOTATED
     assert matching(stacks, chain_re("stk-pie", tail=in_syscall)), stacks
 
 
@@ -308,13 +311,16 @@ def test_kernel_only(progs):
         # A sample in user mode has no kernel stack: just the comm. The
         # entry trampoline is outside kallsyms: "[unknown] (kernel)".
         assert set(frames) - {"[unknown] (kernel)"} <= ksyms, s
-        if frames[:2] == [SYSCALL_ENTRY[1], "do_syscall_64"]:
+        if frames[:len(SYSCALL_ENTRY)] == SYSCALL_ENTRY:
             kernel_lines += n
     assert kernel_lines >= 0.2 * sum(stacks.values()), stacks
 
 
 KERNEL_ENTRIES = {"entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe", "do_syscall_64",
-                  "asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt"}
+                  "asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
+                  # arm64: a syscall, an interrupt in user mode
+                  "el0t_64_sync", "el0t_64_sync_handler", "el0_svc", "el0t_64_irq",
+                  "el0t_64_irq_handler", "el0_interrupt"}
 
 
 @pytest.mark.kernel
@@ -384,7 +390,8 @@ def test_report_delimits_kernel_and_user_frames(progs):
             # syscall or interrupted in user mode (all seen under TCG).
             outside += n
             continue
-        if user[:4] == ["c", "b", "a", "main"] and kern[-2:] == ["do_syscall_64", SYSCALL_ENTRY[1]]:
+        if user[:4] == ["c", "b", "a", "main"] and \
+                kern[-len(SYSCALL_ENTRY):] == SYSCALL_ENTRY[::-1]:
             in_c += n
     total = sum(b[3] for b in blocks if b not in missed)
     assert outside <= 0.05 * total, out

@@ -17,18 +17,17 @@ import time
 
 import pytest
 
-from conftest import (ROOT, Tool, Workload, assert_annotated, assert_no_kernel_function_tracing,
-                      elf_functions, has_ksym, json_lines, kernel_fn, loss_record,
-                      next_instruction_offsets, own_cgroup, require, run, tool_path, wait_noted)
+from conftest import (FRAME_POINTERS, ROOT, SYSCALL_ENTRY, Tool, Workload, assert_annotated,
+                      assert_no_kernel_function_tracing, elf_functions, has_ksym, json_lines,
+                      kernel_fn, loss_record, next_instruction_offsets, own_cgroup, require, run,
+                      tool_path, wait_noted)
 
 PROGS = ROOT / "tests/e2e/progs"
-CFLAGS = ["-O0", "-fno-omit-frame-pointer", "-fno-inline"]
+CFLAGS = ["-O0", *FRAME_POINTERS, "-fno-inline"]
 ET_EXEC, ET_DYN = 2, 3
 
 # A kernel function reached exactly once per fsync(2), in the BTF and
 # kallsyms of 5.10 to 6.18 (funclatency's tests use it too).
-# The outermost kernel frames of a syscall on x86_64, on every kernel.
-SYSCALL_ENTRY = ["entry_SYSCALL_64_after_hwframe", "do_syscall_64"]
 
 LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
         "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
@@ -52,17 +51,30 @@ def kernel_version():
 # 6.11 ("perf,x86: avoid missing caller address in stack traces captured
 # in uprobe") adds the caller from the return address on the stack, and
 # stable kernels took it (Debian's 6.1 has it, its 5.10 not): before 6.11
-# the caller may be missing, from 6.11 on it must be there.
-CALLER_MAY_BE_MISSING = platform.machine() == "x86_64" and kernel_version() < (6, 11)
+# the caller may be missing, from 6.11 on it must be there. arm64's user
+# stack walk (perf_callchain_user) starts at the frame record x29 points
+# to and never reads the link register, where the return address is at a
+# function's entry: there the caller is always missing (6.1 and 6.12).
+if platform.machine() == "aarch64":
+    CALLER_AT_ENTRY = "missing"
+elif platform.machine() == "x86_64" and kernel_version() < (6, 11):
+    CALLER_AT_ENTRY = "maybe"
+else:
+    CALLER_AT_ENTRY = "present"
+
+
+def entry_chains(chain):
+    """The frames that end a stack taken by a uprobe on chain[-1], when
+    chain (outermost first) made the call: chain itself, or chain without
+    the caller (CALLER_AT_ENTRY)."""
+    short = chain[:-2] + chain[-1:]
+    return {"present": [chain], "maybe": [chain, short], "missing": [short]}[CALLER_AT_ENTRY]
 
 
 def ends_at_entry(frames, chain):
     """frames (outermost first) end with chain, as a uprobe on chain[-1]
-    sees it: its caller (chain[-2]) may be missing on older kernels."""
-    if frames[len(frames) - len(chain):] == chain:
-        return True
-    short = chain[:-2] + chain[-1:]
-    return CALLER_MAY_BE_MISSING and frames[len(frames) - len(short):] == short
+    sees it (entry_chains)."""
+    return any(frames[len(frames) - len(c):] == c for c in entry_chains(chain))
 
 
 # Kernel stacks at a classic syscalls:* tracepoint: 5.10 and 6.1 hand the
@@ -70,11 +82,9 @@ def ends_at_entry(frames, chain):
 # (an empty one, not a missed one); 6.12 and later hand it the kernel's,
 # from the syscall entry on.
 def syscall_kernel_stack_ok(frames):
-    if platform.machine() != "x86_64":
-        return True
     if not frames:
         return kernel_version() < (6, 12)
-    return frames[:2] == SYSCALL_ENTRY
+    return frames[:len(SYSCALL_ENTRY)] == SYSCALL_ENTRY
 
 
 CALLS = ["main", "outer", "middle", "target_func"]
@@ -295,9 +305,9 @@ def test_report_format(progs):
     """bcc's report: frames innermost first, then the count; with -P a
     "-  comm (pid)" line."""
     path = progs["pie"]
-    chain = re.escape("    target_func\n") + \
-        ("(    middle\n)?" if CALLER_MAY_BE_MISSING else re.escape("    middle\n")) + \
-        re.escape("    outer\n    main\n")
+    middle = {"present": re.escape("    middle\n"), "maybe": "(    middle\n)?",
+              "missing": ""}[CALLER_AT_ENTRY]
+    chain = re.escape("    target_func\n") + middle + re.escape("    outer\n    main\n")
     out, _, _ = trace(["-p", "PID", f"{path}:target_func"], path, ["calls 12"])
     assert re.fullmatch(chain + r"(    \S+\n)*        12\n\n", out), out
     out, _, pid = trace(["-P", "-p", "PID", f"{path}:target_func"], path, ["calls 3"])
@@ -381,8 +391,7 @@ def test_tracepoint_methods_count_exactly(progs, method):
     assert sum(r["value"] for r in mine) == 23, recs
     for r in mine:
         assert r["user_missed"] is False and r["kernel_missed"] is False
-        if platform.machine() == "x86_64":
-            assert r["kernel"][:2] == SYSCALL_ENTRY, r
+        assert r["kernel"][:len(SYSCALL_ENTRY)] == SYSCALL_ENTRY, r
     probes = [l for l in err.splitlines() if l.startswith("stackcount: probe ")]
     assert probes == [f"stackcount: probe probe: {method} raw_syscalls/sys_enter"]
 
@@ -419,7 +428,7 @@ def test_kernel_function_counts_every_call(progs, method, prefix):
     assert sum(r["value"] for r in recs) == 11, recs
     for r in recs:
         assert r["user"][-len(FSYNC):] == FSYNC, r
-        assert "do_syscall_64" in r["kernel"] or platform.machine() != "x86_64", r
+        assert r["kernel"][:len(SYSCALL_ENTRY)] == SYSCALL_ENTRY, r
     probes = [l for l in err.splitlines() if l.startswith("stackcount: probe ")]
     assert probes == [f"stackcount: probe probe: {method} {fn}"]
 
@@ -434,8 +443,7 @@ def test_kernel_function_folded_kernel_only(progs, method):
                       env={"TRACEKIT_ATTACH": method})
     lines = folded(out)
     assert sum(lines.values()) == 7, out
-    if platform.machine() == "x86_64":
-        assert all(s.split(";")[:2] == SYSCALL_ENTRY for s in lines), out
+    assert all(s.split(";")[:len(SYSCALL_ENTRY)] == SYSCALL_ENTRY for s in lines), out
 
 
 @pytest.mark.parametrize("attach, event", [(None, "vfs_read"), ("kprobe", "p::vfs_read")])
@@ -645,10 +653,10 @@ def test_truncated_stacks_are_counted_with_their_fix(progs):
     # Three frames kept of a deeper stack: the innermost three, and each
     # (process, stack) that filled every slot is reported as truncated.
     out, err = split_run(progs, "--perf-max-stack-depth", "3")
-    lines = sorted(out.splitlines())
-    assert [line.split(";", 1)[1] for line in lines] == [
-        "path1;via_one;shared_func 100", "path2;via_two;shared_func 37"] or \
-        CALLER_MAY_BE_MISSING, out
+    got = [line.split(";", 1)[1] for line in sorted(out.splitlines())]
+    want = [[";".join(c[-3:]) + f" {n}" for c in entry_chains(chain)]
+            for chain, n in ((PATH1, 100), (PATH2, 37))]
+    assert len(got) == 2 and all(g in w for g, w in zip(got, want)), out
     assert ("stackcount: 2 stacks reached the 3-frame limit and may be truncated; "
             "raise --perf-max-stack-depth (and kernel.perf_event_max_stack)\n") in err, err
     rec = loss_record(json_lines(split_run(progs, "--perf-max-stack-depth", "3",
@@ -694,8 +702,8 @@ def offset_frames(frames, path):
     ours = [(n, off) for n, off in chain if n in CALLS]
     assert ours[-1] == ("target_func", 0), frames
     for (caller, off), (callee, _) in zip(ours, ours[1:]):
-        if (caller, callee) == ("outer", "target_func") and CALLER_MAY_BE_MISSING:
-            continue  # middle missing (see CALLER_MAY_BE_MISSING)
+        if (caller, callee) == ("outer", "target_func") and CALLER_AT_ENTRY != "present":
+            continue  # middle missing (see CALLER_AT_ENTRY)
         assert [off] == ret[(caller, callee)], (caller, callee, frames)
     return names
 
@@ -787,11 +795,14 @@ def test_cpu_counts_only_events_on_that_cpu(progs, event):
         finally:
             for tool in tools:
                 tool.__exit__()
-    chain = CALLS if event == "uprobe" else GETPPID
+    # A uprobe sees the stack at a function's entry, the tracepoint in
+    # do_getppid's body.
+    ends = (lambda s: ends_at_entry(s.split(";"), CALLS)) if event == "uprobe" else \
+        (lambda s: ends_with(s, GETPPID))
     for (out, err, rc), n in zip(results, (7, 5)):
         assert rc == 0 and err == "", err
         stack, count = only(folded(out))
-        assert count == n and ends_at_entry(stack.split(";"), chain), out
+        assert count == n and ends(stack), out
 
 
 class Output:

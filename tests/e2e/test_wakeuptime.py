@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from conftest import (EMULATED_CPU, ROOT, Tool, Workload, json_lines, loss_record, only_child,
-                      require, run)
+from conftest import (EMULATED_CPU, FRAME_POINTERS, ROOT, Tool, Workload, json_lines, loss_record,
+                      only_child, require, run)
 
 PROG_SRC = ROOT / "tests/e2e/progs/wake_target.c"
 WAKEE, WAKER = "tk-wakee", "tk-waker"
@@ -35,7 +35,7 @@ NO_LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0, "stack_col
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
     path = tmp_path_factory.mktemp("wake") / "wake-target"
-    subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-fno-inline",
+    subprocess.run(["cc", "-O0", *FRAME_POINTERS, "-fno-inline",
                     "-I", str(ROOT / "tests/e2e/progs"), "-o", str(path), str(PROG_SRC)],
                    check=True)
     return path
