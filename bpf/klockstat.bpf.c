@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "klockstat.h"
+#include "tk_entry_stack.bpf.h"
 #include "tk_filter.bpf.h"
 #include "tk_loss.bpf.h"
 
@@ -118,20 +119,22 @@ static __always_inline void record(u32 kind, const struct klock_start *st, u64 d
 	}
 }
 
-/* Where a call starts: the time, the lock and the stack. */
-static __always_inline void start(void *ctx, void *map, u64 lock)
+/* Where a call starts: the time, the lock and the stack (NULL: no room
+ * in map). */
+static __always_inline struct klock_start *start(void *ctx, void *map, u64 lock)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct klock_start *st;
 
 	st = tk_lookup_or_init(map, &tid, &zero_start);
 	if (!st)
-		return;
+		return NULL;
 	st->ts = bpf_ktime_get_ns();
 	st->lock = lock;
 	if (!per_thread &&
 	    bpf_get_stack(ctx, st->frames, sizeof(st->frames), 0) < 0)
 		st->frames[0] = 0;
+	return st;
 }
 
 static __always_inline bool lock_wanted(u64 lock)
@@ -209,6 +212,20 @@ static __always_inline int on_lock_enter(void *ctx, u64 lock)
 	return 0;
 }
 
+/* A kprobe's stack at the lock function's entry lacks its caller on
+ * arm64 (tk_entry_stack.bpf.h): put it in. */
+static __always_inline int on_lock_enter_kprobe(struct pt_regs *regs, u64 lock)
+{
+	struct klock_start *st;
+
+	if (!lock_wanted(lock))
+		return 0;
+	st = start(regs, &call_start, lock);
+	if (st && !per_thread)
+		tk_entry_stack_fix(regs, st->frames, KLOCK_FRAMES);
+	return 0;
+}
+
 /* A lock call returns: acquired says whether it took the lock (a killable
  * or interruptible call may give up, a trylock find it taken); a wait is
  * counted for an acquisition that could have waited (not a trylock). */
@@ -263,7 +280,7 @@ int BPF_PROG(kf_##fn##_enter_fentry, void *lock)                          \
 SEC("kprobe/" #fn)                                                        \
 int BPF_KPROBE(kf_##fn##_enter_kprobe, void *lock)                        \
 {                                                                         \
-	return on_lock_enter(ctx, (u64)lock);                              \
+	return on_lock_enter_kprobe(ctx, (u64)lock);                       \
 }                                                                         \
 SEC("fexit/" #fn)                                                         \
 int BPF_PROG(kf_##fn##_exit_fexit, void *lock, long ret)                  \
