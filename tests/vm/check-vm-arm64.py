@@ -58,9 +58,10 @@ ARM64_PKGS = ["python3", "python3-pytest", "gcc", "libc6-dev", "binutils", "bpft
               "xfsprogs", "btrfs-progs", "valgrind", "elfutils", "initramfs-tools",
               # the shared libraries of the dynamic programs (debian/control's)
               "libelf1", "libdw1", "zlib1g", "libcap-ng0", "libmicrohttpd12", "libinih1",
-              "libsystemd0",
-              # promtool, which tracekitd's tests check /metrics with
-              "prometheus"]
+              "libsystemd0", "libyaml-0-2", "libcrypt1", "libgnutls30",
+              # promtool, which tracekitd's tests check /metrics with, and the
+              # certificates and bcrypt hash of its web config's tests
+              "prometheus", "openssl", "apache2-utils"]
 ROOTFS_RECIPE = 1
 HOST_PKGS = {"qemu-system-aarch64": "qemu-system-arm", "qemu-aarch64-static": "qemu-user-static",
              "debootstrap": "debootstrap", "mkfs.ext4": "e2fsprogs", "debugfs": "e2fsprogs"}
