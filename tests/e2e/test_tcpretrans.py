@@ -174,7 +174,14 @@ def test_netem_loss(netns, ip):
         before = retrans_counts(netns)
         netem(netns, "loss", f"{LOSS_PCT}%", change=True)
         try:
-            f.send(500000)  # at 20% loss, hundreds of retransmits; 2 MB took 30 s under TCG
+            # Until the kernel has retransmitted: netem drops at random,
+            # and over a veth with GSO 500 kB can go as a handful of 64 kB
+            # packets, all let through now and then (0.8^8 is 17%: no
+            # retransmit once in CI, 6.1, IPv6). 2 MB took 30 s under TCG.
+            for _ in range(10):
+                f.send(500000)
+                if retrans_counts(netns)[0] > before[0]:
+                    break
         finally:
             netem(netns, "loss", "0%", change=True)
         f.close()
