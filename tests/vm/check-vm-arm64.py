@@ -11,8 +11,9 @@ registered when missing) and cached in BUILD/vm/arm64/rootfs/. Each VM's
 disk is an ext4 image of three layers: that root, the kernel's modules
 with an initramfs that initramfs-tools made in the root (once per
 kernel), and the run's files: the repository (less .git and build/) at
-its own path, with BUILD/arm64/bin and BUILD/arm64/static/bin, the
-cross-built programs. The guest's init (tests/vm/arm64-init) runs pytest
+/tk/repo (not at its path here, which may be under /tmp, the guest's
+tmpfs), with BUILD/arm64/bin and BUILD/arm64/static/bin, the cross-built
+programs. The guest's init (tests/vm/arm64-init) runs pytest
 there and powers off; its output is the VM's console log, and its JUnit
 XML is read back out of the image. One line per kernel:
 
@@ -95,12 +96,17 @@ def customize_root(tmp):
         f.write("MODULES=list\n")
 
 
+# Where the guest has the repository: not at its path here, which may be
+# under /tmp (a fresh clone in CI), where the guest mounts a tmpfs.
+GUEST_ROOT = "/tk/repo"
+
+
 def run_layer(rdir, build, shard_args):
-    """The repository (no .git, no build/) at its own path, the
-    cross-built programs, the guest's init and what pytest is to run."""
+    """The repository (no .git, no build/) at GUEST_ROOT, the cross-built
+    programs, the guest's init and what pytest is to run."""
     layer = os.path.join(rdir, "layer")
     shutil.rmtree(layer, ignore_errors=True)
-    repo = os.path.join(layer, ROOT.lstrip("/"))
+    repo = os.path.join(layer, GUEST_ROOT.lstrip("/"))
     shutil.copytree(ROOT, repo, symlinks=True,
                     ignore=lambda d, names: [n for n in names if d == ROOT and n in (".git", "build")]
                     + [n for n in names if n in ("__pycache__",)])
@@ -109,11 +115,11 @@ def run_layer(rdir, build, shard_args):
         if not os.path.isdir(src):
             die(f"{src} is missing: run make ARCH=arm64{' STATIC=1' if 'static' in sub else ''}")
         shutil.copytree(src, os.path.join(repo, "build", ARCH, sub), symlinks=True)
-    os.makedirs(os.path.join(layer, "tk"))
+    os.makedirs(os.path.join(layer, "tk"), exist_ok=True)
     shutil.copy(os.path.join(HERE, "arm64-init"), os.path.join(layer, "tk/init"))
     os.chmod(os.path.join(layer, "tk/init"), 0o755)
     with open(os.path.join(layer, "tk/run-args"), "w") as f:
-        f.write("".join(a + "\n" for a in [ROOT, *shard_args]))
+        f.write("".join(a + "\n" for a in [GUEST_ROOT, *shard_args]))
     return layer
 
 
