@@ -21,15 +21,10 @@ import pytest
 from blockdev import BioTarget, MountedFs, bio_target, has_fs, loopdev  # noqa: F401
 from conftest import BIN, ROOT, Tool, Workload, kernel_has, require, tool_path
 from fsop import COMM as FS_COMM, EXPECTED as FS_EXPECTED, fs_target  # noqa: F401
+from promserver import PrometheusServer, free_port
 from promtext import samples, series, value  # noqa: F401  (test_tracekitd_cpu, _net)
 
 NAME = "tracekitd"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_config(path, **collectors):
@@ -489,24 +484,13 @@ def test_real_prometheus_scrapes_it(tmp_path, loopdev, bio_target, fs_target):
 
 def scrape_with_prometheus(tmp_path, d, prom, loopdev):
     """A Prometheus server scraping d: the series the test asserts on."""
-    pport = free_port()
-    (tmp_path / "prometheus.yml").write_text(
-        "global:\n  scrape_interval: 1s\n"
-        "scrape_configs:\n  - job_name: tracekit\n"
-        f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
-    p = subprocess.Popen([prom, f"--config.file={tmp_path}/prometheus.yml",
-                          f"--storage.tsdb.path={tmp_path}/data",
-                          f"--web.listen-address=127.0.0.1:{pport}"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        result = prometheus_query(pport, 'tracekit_collector_up{collector="syscalls"}')
+    with PrometheusServer(prom, tmp_path, d.port) as server:
+        result = prometheus_query(server.port, 'tracekit_collector_up{collector="syscalls"}')
         ios = prometheus_query(
-            pport, f'tracekit_block_ios_total{{disk="{loopdev.name}",op="read"}}')
+            server.port, f'tracekit_block_ios_total{{disk="{loopdev.name}",op="read"}}')
         writes = prometheus_query(
-            pport, 'tracekit_fs_op_latency_seconds_count{fs="xfs",op="write"}')
-    finally:
-        p.terminate()
-        err = p.communicate(timeout=30)[1].decode(errors="replace")
+            server.port, 'tracekit_fs_op_latency_seconds_count{fs="xfs",op="write"}')
+    err = server.err
     assert len(result) == 1, err[-2000:]
     assert result[0]["metric"]["job"] == "tracekit"
     assert result[0]["metric"]["collector"] == "syscalls"

@@ -28,7 +28,8 @@ import pytest
 
 from conftest import tool_path
 from test_static import EmptyRoot
-from test_tracekitd import NAME, Daemon, free_port, samples, value
+from promserver import PrometheusServer, free_port
+from test_tracekitd import NAME, Daemon, samples, value
 
 USER, PASSWORD = "prometheus", "s3cret pass:word"
 REASONS = ("auth", "client_cert", "tls", "limit", "timeout")
@@ -246,26 +247,18 @@ def test_real_prometheus_scrapes_over_tls_with_basic_auth(pki, tmp_path):
         refused_before = {r: value(s, "tracekit_scrape_refused_total", reason=r)
                           for r in REASONS}
         syscalls(n)
-        pport = free_port()
-        (tmp_path / "prometheus.yml").write_text(
-            "global:\n  scrape_interval: 1s\n"
-            "scrape_configs:\n  - job_name: tracekit\n    scheme: https\n"
-            f"    tls_config:\n      ca_file: {pki}/ca.crt\n"
-            f"      cert_file: {pki}/client.crt\n      key_file: {pki}/client.key\n"
-            f"    basic_auth:\n      username: {USER}\n"
-            f"      password_file: {tmp_path}/password\n"
-            f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
-        p = subprocess.Popen([prom, f"--config.file={tmp_path}/prometheus.yml",
-                              f"--storage.tsdb.path={tmp_path}/data",
-                              f"--web.listen-address=127.0.0.1:{pport}"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
+        with PrometheusServer(
+                prom, tmp_path, d.port,
+                "    scheme: https\n"
+                f"    tls_config:\n      ca_file: {pki}/ca.crt\n"
+                f"      cert_file: {pki}/client.crt\n      key_file: {pki}/client.key\n"
+                f"    basic_auth:\n      username: {USER}\n"
+                f"      password_file: {tmp_path}/password\n") as server:
             want = before + n
-            got = prometheus_value(pport, f'tracekit_syscalls_total{{syscall="{SYSCALL}"}}', want)
-            up = prometheus_value(pport, 'up{job="tracekit"}', 1)
-        finally:
-            p.terminate()
-            err = p.communicate(timeout=30)[1].decode(errors="replace")
+            got = prometheus_value(server.port,
+                                   f'tracekit_syscalls_total{{syscall="{SYSCALL}"}}', want)
+            up = prometheus_value(server.port, 'up{job="tracekit"}', 1)
+        err = server.err
         assert (got, up) == (want, 1), err[-2000:]
         assert refused(d) == refused_before  # Prometheus was never turned away
 
