@@ -77,8 +77,11 @@ CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -MMD -MP \
 	-iquote libtrace -iquote bpf -iquote $(OBJ)
 LDLIBS := -Wl,--as-needed -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -lcap-ng -lm -lresolv
 # The multiarch include directory, after the rest: libbpf's usdt.bpf.h
-# includes <linux/errno.h>, which includes <asm/errno.h>.
-MULTIARCH := $(shell $(CC) -print-multiarch)
+# includes <linux/errno.h>, which includes <asm/errno.h>. Debian's tuple,
+# not `$(CC) -print-multiarch`: make reads this before `make deps` has
+# installed a cross compiler, and an empty answer left the BPF objects
+# without <asm/errno.h> on a machine new to ARCH=arm64.
+MULTIARCH := $(GNU_ARCH)-linux-gnu
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall \
 	-I vmlinux/$(VMLINUX_ARCH) -Ibpf -idirafter /usr/include/$(MULTIARCH) -MMD -MP
 
