@@ -3,7 +3,8 @@
 #   make check      unit tests (cmocka) and end-to-end tests (pytest, as root)
 #   make check-vm   the end-to-end tests under Debian's kernels 5.10, 6.1 and
 #                   6.12 in QEMU (TCG; tests/vm/): one line per kernel.
-#                   Kernels are fetched once into $(BUILD)/vm/kernels/.
+#                   Kernels are fetched once into $(BUILD)/vm/kernels/
+#                   (VM_CACHE=DIR: into DIR/kernels/, as .ci/run does).
 #                   Only tests marked kernel (their result can differ
 #                   between kernels) unless VM_SCOPE=all; every kernel
 #                   but the oldest (5.10), when older than the host's,
@@ -18,7 +19,9 @@
 #   make check-vm ARCH=arm64
 #                   the end-to-end tests marked kernel or portable under
 #                   Debian's arm64 6.1 and 6.12 in qemu-system-aarch64, on
-#                   an arm64 Debian root (tests/vm/check-vm-arm64.py)
+#                   an arm64 Debian root (tests/vm/check-vm-arm64.py);
+#                   VM_SCOPE=arch (CI's): only the files whose tools take
+#                   an arm64 path of their own (conftest.ARCH_DEPENDENT)
 #   make check-repeat N=10 [LOAD=1] [VM=1]
 #                   the suite N times (VM=1: make check-vm N times), then a
 #                   table of every test that failed in any run; LOAD=1 runs

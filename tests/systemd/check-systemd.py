@@ -4,7 +4,7 @@
 For each kernel series asked for (6.1 and 6.12 by default; Debian's
 kernels, fetched as make check-vm fetches them) this boots, in QEMU with
 TCG, a minimal Debian bookworm made with debootstrap (cached in
-BUILD/systemd/rootfs/), with systemd as PID 1, and runs tests/systemd in
+CACHE/systemd/rootfs/; CACHE is VM_CACHE, else BUILD/vm), with systemd as PID 1, and runs tests/systemd in
 pytest on the host: each test acts in the guest through guest/tk-agent,
 a shell on a virtio port. The guest holds the built .debs in /root/debs
 and installs them itself. One line per kernel:
@@ -25,7 +25,8 @@ Settings (environment, or make variables):
   SYSTEMD_KERNELS  series to boot (default "6.1 6.12")
   SYSTEMD_JOBS     VMs at once (default 2)
   VM_MIRROR        Debian mirror (default deb.debian.org)
-Delete BUILD/systemd/rootfs to build the root again (it is rebuilt by
+  VM_CACHE         where kernels and the root are kept (default BUILD/vm)
+Delete CACHE/systemd/rootfs to build the root again (it is rebuilt by
 itself when the package list changes). Run as root.
 """
 import argparse
@@ -42,7 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vm"))
 import junit  # noqa: E402  (tests/junit.py)
-from vmlib import (SERIES, QemuVM, build_rootfs, die, fetch_kernel,  # noqa: E402
+from vmlib import (SERIES, QemuVM, build_rootfs, cache_dir, die, fetch_kernel,  # noqa: E402
                    kernel_layer, kernel_trouble, kill, make_image, procs, remove,
                    run_checked, run_parallel, say)
 
@@ -216,20 +217,22 @@ def main():
             die(f"SYSTEMD_KERNELS: unknown kernel series {k!r} (known: {' '.join(SERIES)})")
     args.build = os.path.abspath(args.build)
     args.debs = debs_in(os.path.abspath(args.debs))
-    args.sdir = os.path.join(args.build, "systemd")
-    vmdir = os.path.join(args.build, "vm")
+    args.sdir = os.path.join(args.build, "systemd")      # this run's VMs
     os.makedirs(args.sdir, exist_ok=True)
-    os.makedirs(vmdir, exist_ok=True)
-    with open(os.path.join(vmdir, ".lock"), "w") as lock:
+    cache = cache_dir(args.build)
+    croot = os.path.join(cache, "systemd")               # the root and its kernels
+    os.makedirs(croot, exist_ok=True)
+    with open(os.path.join(cache, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        infos = [fetch_kernel(vmdir, k) for k in kernels]
-    with open(os.path.join(args.sdir, ".lock"), "w") as lock:
+        infos = [fetch_kernel(cache, k) for k in kernels]
+    # The root is read by every VM's image: held until they are done.
+    with open(os.path.join(croot, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for stale in glob.glob(os.path.join(args.sdir, ".*-*")):
+        for stale in glob.glob(os.path.join(croot, ".*-*")):
             remove(stale)
-        rootfs, key = build_rootfs(args.sdir, SUITE, sorted(set(GUEST_PKGS) | set(depends(args.debs))),
+        rootfs, key = build_rootfs(croot, SUITE, sorted(set(GUEST_PKGS) | set(depends(args.debs))),
                                    ROOTFS_RECIPE, customize_root)
-        kernels = [kernel_layer(args.sdir, i, rootfs, key) for i in infos]
+        kernels = [kernel_layer(croot, i, rootfs, key) for i in infos]
         args.helper = build_helper(args.sdir)
         t0 = time.monotonic()
         results = run_parallel(args.jobs, list(range(len(infos))), lambda i: run_kernel(

@@ -4,10 +4,11 @@ kernels in qemu-system-aarch64 (TCG), on the cross-built programs.
 
 For each kernel series asked for (6.1 from bookworm, 6.12 from trixie)
 this fetches Debian's newest linux-image-*-arm64 once into
-BUILD/vm/kernels/arm64-<series>/ and boots it on a Debian bookworm arm64
+CACHE/kernels/arm64-<series>/ and boots it on a Debian bookworm arm64
 root: debootstrap's minbase with Python, pytest, gcc and the programs the
 tests call (ARM64_PKGS), made here through qemu-user-static (binfmt_misc,
-registered when missing) and cached in BUILD/vm/arm64/rootfs/. Each VM's
+registered when missing) and cached in CACHE/arm64/rootfs/ (CACHE:
+VM_CACHE, else BUILD/vm; the runs' files are in BUILD/vm/arm64/runs/). Each VM's
 disk is an ext4 image of three layers: that root, the kernel's modules
 with an initramfs that initramfs-tools made in the root (once per
 kernel), and the run's files: the repository (less .git and build/) at
@@ -20,13 +21,20 @@ XML is read back out of the image. One line per kernel:
     check-vm-arm64: 6.1.0-41-arm64: 212 passed, 0 failed, 9 skipped (1500 s in 2 VMs)
 
 It exits 1 when any kernel had a failed test, no results, or a kernel
-that died. The suite: tests/e2e's tests marked kernel or portable (their
-result can differ between kernels or architectures), or what
-VM_PYTEST_ARGS says, split by file across VM_SHARDS VMs per kernel.
+that died. The suite, by VM_SCOPE: kernel (the default), tests/e2e's
+tests marked kernel or portable (their result can differ between kernels
+or architectures); arch (CI's), those marked arch or portable: the
+kernel-marked tests of the files whose tools take a path of their own on
+another architecture (conftest.ARCH_DEPENDENT: syscall tables,
+registers, stacks, uprobes, kernel function names, perf events), and the
+static programs'; all, every test. VM_PYTEST_ARGS replaces the
+selection. Split by file across VM_SHARDS VMs per kernel.
 
 Settings (environment, or make variables):
   VM_KERNELS      arm64 series to run (default "6.1 6.12")
-  VM_PYTEST_ARGS  pytest arguments instead of the default selection
+  VM_SCOPE        kernel (default), arch or all: the selection above
+  VM_CACHE        where kernels and the root are kept (default BUILD/vm)
+  VM_PYTEST_ARGS  pytest arguments instead of the selection
   VM_JOBS, VM_SHARDS, VM_CPUS, VM_MEMORY, VM_TIMEOUT   as make check-vm's
 Run as root, after make ARCH=arm64 and make ARCH=arm64 STATIC=1.
 """
@@ -45,7 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import junit  # noqa: E402  (tests/junit.py)
-from vmlib import (QemuVM, build_rootfs, die, fetch_kernel,  # noqa: E402
+from vmlib import (QemuVM, build_rootfs, cache_dir, die, fetch_kernel,  # noqa: E402
                    kernel_layer, kernel_trouble, make_image, remove,
                    run_checked, run_parallel, say)
 
@@ -67,7 +75,7 @@ ROOTFS_RECIPE = 1
 HOST_PKGS = {"qemu-system-aarch64": "qemu-system-arm", "qemu-aarch64-static": "qemu-user-static",
              "debootstrap": "debootstrap", "mkfs.ext4": "e2fsprogs", "debugfs": "e2fsprogs"}
 BINFMT = "/proc/sys/fs/binfmt_misc"
-SELECT = ["-m", "kernel or portable"]
+SCOPES = {"kernel": ["-m", "kernel or portable"], "arch": ["-m", "arch or portable"], "all": []}
 
 
 def ensure_binfmt():
@@ -243,23 +251,29 @@ def main():
     pytest_args = shlex.split(os.environ.get("VM_PYTEST_ARGS") or "")
     if not any(a.startswith("tests/") for a in pytest_args):
         pytest_args.append("tests/e2e")
+    scope = os.environ.get("VM_SCOPE") or "kernel"
+    if scope not in SCOPES:
+        die(f"VM_SCOPE: {scope!r} is not one of {', '.join(SCOPES)}")
     if not os.environ.get("VM_PYTEST_ARGS"):
-        pytest_args = SELECT + pytest_args
+        pytest_args = SCOPES[scope] + pytest_args
     args.build = os.path.abspath(args.build)
-    vmdir = os.path.join(args.build, "vm")
-    args.adir = os.path.join(vmdir, ARCH)
+    args.adir = os.path.join(args.build, "vm", ARCH)   # this run's VMs
     os.makedirs(args.adir, exist_ok=True)
+    cache = cache_dir(args.build)
+    croot = os.path.join(cache, ARCH)                   # the root and its kernels
+    os.makedirs(croot, exist_ok=True)
     ensure_binfmt()
-    with open(os.path.join(vmdir, ".lock"), "w") as lock:
+    with open(os.path.join(cache, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        infos = [fetch_kernel(vmdir, k, ARCH) for k in kernels]
-    with open(os.path.join(args.adir, ".lock"), "w") as lock:
+        infos = [fetch_kernel(cache, k, ARCH) for k in kernels]
+    # The root is read by every VM's image: held until they are done.
+    with open(os.path.join(croot, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for stale in glob.glob(os.path.join(args.adir, ".*-*")):
+        for stale in glob.glob(os.path.join(croot, ".*-*")):
             remove(stale)
-        rootfs, key = build_rootfs(args.adir, SUITE, sorted(ARM64_PKGS), ROOTFS_RECIPE,
+        rootfs, key = build_rootfs(croot, SUITE, sorted(ARM64_PKGS), ROOTFS_RECIPE,
                                    customize_root, arch=ARCH)
-        kernel_layers = [kernel_layer(args.adir, i, rootfs, key) for i in infos]
+        kernel_layers = [kernel_layer(croot, i, rootfs, key) for i in infos]
         parts = shards(pytest_args, args.shards)
         t0 = time.monotonic()
         work = [(i, s) for i in range(len(infos)) for s in range(len(parts))]

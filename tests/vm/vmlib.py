@@ -1,7 +1,7 @@
 """What make check-vm and make check-systemd share: Debian's archives
 through an apt of their own, Debian's kernels fetched once into
-BUILD/vm/kernels/<series>/, and the VM processes (their console logs,
-their killing)."""
+CACHE/kernels/<series>/ (cache_dir), the VMs' root file systems, and the
+VM processes (their console logs, their killing)."""
 import glob
 import hashlib
 import json
@@ -128,6 +128,16 @@ def apt_install(args):
 
 # ---------------------------------------------------------------- kernels
 
+def cache_dir(build):
+    """Where fetched kernels and the VMs' root file systems are kept:
+    VM_CACHE when set (.ci/run sets it, so that CI's fresh clones on one
+    machine fetch and debootstrap once, not on every run), else
+    BUILD/vm. A run's own files (logs, results, images) stay in BUILD."""
+    d = os.path.abspath(os.environ.get("VM_CACHE") or os.path.join(build, "vm"))
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 def kernel_dir(vmdir, series, arch="amd64"):
     return os.path.join(vmdir, "kernels", series if arch == "amd64" else f"{arch}-{series}")
 
@@ -138,7 +148,10 @@ def load_kernel(vmdir, series, arch="amd64"):
             info = json.load(f)
     except (OSError, ValueError):
         return None
-    return info if os.path.exists(info.get("vmlinuz", "")) else None
+    # From where it is now, not where it was fetched: a cache may move.
+    info["vmlinuz"] = os.path.join(kernel_dir(vmdir, series, arch), "root", "boot",
+                                   f"vmlinuz-{info.get('release')}")
+    return info if os.path.exists(info["vmlinuz"]) else None
 
 
 def fetch_kernel(vmdir, series, arch="amd64"):
