@@ -228,8 +228,10 @@ static __always_inline int on_lock_enter_kprobe(struct pt_regs *regs, u64 lock)
 
 /* A lock call returns: acquired says whether it took the lock (a killable
  * or interruptible call may give up, a trylock find it taken); a wait is
- * counted for an acquisition that could have waited (not a trylock). */
-static __always_inline int on_lock_exit(bool acquired, bool could_wait)
+ * counted for an acquisition that could have waited (not a trylock).
+ * regs: a kretprobe's, whose pc is the caller's return address (NULL
+ * for fexit). */
+static __always_inline int on_lock_exit(struct pt_regs *regs, bool acquired, bool could_wait)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct hold_key hk = {};
@@ -239,6 +241,8 @@ static __always_inline int on_lock_exit(bool acquired, bool could_wait)
 	st = bpf_map_lookup_elem(&call_start, &tid);
 	if (!st)
 		return 0;
+	if (regs && !per_thread)
+		tk_entry_stack_fix_return(regs, st->frames);
 	if (acquired) {
 		if (kf_wait && could_wait && now > st->ts)
 			record(KLOCK_WAIT, st, now - st->ts);
@@ -285,12 +289,12 @@ int BPF_KPROBE(kf_##fn##_enter_kprobe, void *lock)                        \
 SEC("fexit/" #fn)                                                         \
 int BPF_PROG(kf_##fn##_exit_fexit, void *lock, long ret)                  \
 {                                                                         \
-	return on_lock_exit(ACQUIRED((int)ret), could_wait);               \
+	return on_lock_exit(NULL, ACQUIRED((int)ret), could_wait);         \
 }                                                                         \
 SEC("kretprobe/" #fn)                                                     \
 int BPF_KRETPROBE(kf_##fn##_exit_kretprobe, long ret)                     \
 {                                                                         \
-	return on_lock_exit(ACQUIRED((int)ret), could_wait);               \
+	return on_lock_exit(ctx, ACQUIRED((int)ret), could_wait);          \
 }
 
 #define KF_UNLOCK(fn)                                                      \

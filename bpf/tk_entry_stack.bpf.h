@@ -36,4 +36,23 @@ static __always_inline void tk_entry_stack_fix(struct pt_regs *regs, unsigned lo
 #endif
 }
 
+/* The same call's kretprobe: frames[1] made the return address the
+ * kernel recovered, which a kretprobe's registers hold as the pc. At
+ * the entry the link register may already have been the kretprobe's
+ * trampoline: kprobes at one address run newest first, and a tool's
+ * kretprobe, attached after its entry kprobe, replaces the link
+ * register before the entry program reads it (klockstat's holds on
+ * arm64 6.1 were all under __kretprobe_trampoline). */
+static __always_inline void tk_entry_stack_fix_return(struct pt_regs *regs,
+						      unsigned long long *frames)
+{
+#if defined(__TARGET_ARCH_arm64)
+	if (frames[0] && PT_REGS_IP(regs))
+		frames[1] = PT_REGS_IP(regs);
+#else
+	(void)regs;
+	(void)frames;
+#endif
+}
+
 #endif
