@@ -759,11 +759,11 @@ static void merge_rebuild(bool with_pid)
 	}
 }
 
-/* The counts so far, as arrays of n keys and counts. With take, they
- * leave the map as they are read (batch lookup-and-delete, kernel 5.6+),
- * so that each count is in exactly one interval's block; a kernel
- * without batch operations gets each key read, then deleted: a count
- * added in between is lost. */
+/* The counts so far, as arrays of n keys and counts, read in batches
+ * (kernel 5.6+). With take, they leave the map as they are read (batch
+ * lookup-and-delete), so that each count is in exactly one interval's
+ * block; a kernel without batch operations gets each key read, then
+ * deleted: a count added in between is lost. */
 struct counts {
 	struct tk_stack_key *keys;
 	uint64_t *vals;
@@ -804,10 +804,15 @@ static void counts_read_raw(int fd, struct counts *c, bool take, char *raw, size
 	uint64_t token[8];  /* the map's batch position (a bucket) */
 	void *in = NULL;
 
-	while (take) {
+	for (;;) {
 		__u32 got = c->cap - c->n;
-		int err = bpf_map_lookup_and_delete_batch(fd, in, token, raw + c->n * ksz,
-							  c->vals + c->n, &got, NULL);
+		/* Without take too: one call for the map, not two a key
+		 * (9,800 keys of a 20,000-function profile took 23 ms
+		 * of bpf() calls one by one). */
+		int err = take ? bpf_map_lookup_and_delete_batch(fd, in, token, raw + c->n * ksz,
+								 c->vals + c->n, &got, NULL)
+			       : bpf_map_lookup_batch(fd, in, token, raw + c->n * ksz,
+						      c->vals + c->n, &got, NULL);
 
 		if (err && err != -ENOENT && !c->n && (err == -EINVAL || err == -524 /* ENOTSUPP */ ||
 							err == -EOPNOTSUPP))
