@@ -41,15 +41,22 @@ def rwsem_prog(tmp_path_factory):
 
 
 class Writers:
-    """A workload (lock_target, or rwsem_target) running with args: its
-    pid, stopped (stdin closed) at the end."""
+    """A workload (lock_target, or rwsem_target) made with args: its pid,
+    its threads waiting until go() (-g: tests/e2e/progs/start_gate.h), so
+    that klockstat attaches before they take their locks; stopped (stdin
+    closed) at the end."""
 
     def __init__(self, prog, *args):
-        self.proc = subprocess.Popen([str(prog), *map(str, args)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([str(prog), "-g", *map(str, args)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         pid, word = self.proc.stdout.readline().split()
         assert word == "ready" and int(pid) == self.proc.pid
         self.pid = self.proc.pid
+
+    def go(self):
+        """Once the tools have attached: the threads start."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
 
     def __enter__(self):
         return self
@@ -109,6 +116,7 @@ def trace_writers(prog, *args, kinds=("wait",)):
     have come; returns (every record, stderr, pid)."""
     with Writers(prog) as w:
         with Tool("klockstat", "-j", "-i", 1, "-p", w.pid, *args) as tool:
+            w.go()
             records, seen = read_until(
                 tool, lambda rs: all(pipe_write_rows(rs, k) for k in kinds))
             out, err, rc = tool.stop()
@@ -183,6 +191,7 @@ def test_rwsem_and_killable_locks_have_holds(rwsem_prog, mode):
     kinds = ("hold",) if has_ksym("__traceiter_contention_begin") else ("hold", "wait")
     with Writers(rwsem_prog, mode) as w:
         with Tool("klockstat", "-j", "-i", 1, "-p", w.pid) as tool:
+            w.go()
             records, seen = read_until(
                 tool, lambda rs: all(caller_rows(rs, k, caller) for k in kinds))
             out, err, rc = tool.stop()
@@ -208,6 +217,7 @@ def test_caller_filter_leaves_other_callers_out(prog):
                 Tool("klockstat", "-j", "-p", w.pid, "-c", "anon_pipe_w") as anon, \
                 Tool("klockstat", "-j", "-p", w.pid, "-c", "pipe_w") as plain, \
                 Tool("klockstat", "-j", "-i", 1, "-p", w.pid) as every:
+            w.go()
             records, seen = read_until(every, pipe_write_rows)
             outs = [t.stop() for t in (none, anon, plain, every)]
     assert seen, records[-10:]
@@ -228,6 +238,7 @@ def test_lock_filter_and_per_thread(prog):
     gives a row per writer thread, by tid and comm."""
     with Writers(prog) as w:
         with Tool("klockstat", "-j", "-i", 1, "-p", w.pid) as first:
+            w.go()
             records, seen = read_until(first, pipe_write_rows)
             first.stop()
         assert seen, records[-10:]
@@ -260,6 +271,7 @@ def test_text_tables(prog):
     with Writers(prog) as w:
         with Tool("klockstat", "-s", 3, "-p", w.pid) as text, \
                 Tool("klockstat", "-j", "-i", 1, "-p", w.pid) as every:
+            w.go()
             _, seen = read_until(every, pipe_write_rows)
             out, err, rc = text.stop()
             every.stop()

@@ -6,7 +6,8 @@
  * stdin reaches its end (the test closes it), then prints "done" and
  * exits.
  *
- *   lock_target [N]   N writer threads (default 4)
+ *   lock_target [-g] [N]   N writer threads (default 4); -g: they start
+ *                          when a line comes on stdin (start_gate.h)
  *
  * The writers must keep running, not wait for room in the pipe: a
  * writer that waits is woken alone (exclusive wakeups), and writers
@@ -26,6 +27,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "start_gate.h"
+
 static int fds[2];
 static volatile int stop;
 
@@ -35,6 +38,7 @@ static void *writer(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "tk-lockw");
+	gate_wait();
 	while (!stop)
 		if (write(fds[1], chunk, sizeof(chunk)) < 0)
 			break;
@@ -43,8 +47,9 @@ static void *writer(void *arg)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 4, i, null;
-	pthread_t *t = calloc(n, sizeof(*t));
+	bool gated = argc > 1 && !strcmp(argv[1], "-g");
+	int n = argc > 1 + gated ? atoi(argv[1 + gated]) : 4, i, null;
+	pthread_t *t = calloc(n > 0 ? n : 1, sizeof(*t));
 	char buf[256];
 	struct pollfd p[2];
 
@@ -60,9 +65,12 @@ int main(int argc, char **argv)
 			return 1;
 	printf("%d ready\n", (int)getpid());
 	fflush(stdout);
+	if (gated && !gate_read_go())
+		stop = 1;
+	gate_open();
 	p[0] = (struct pollfd){ .fd = fds[0], .events = POLLIN };
 	p[1] = (struct pollfd){ .fd = 0, .events = POLLIN };
-	for (;;) {
+	while (!stop) {
 		if (poll(p, 2, -1) < 0)
 			continue;
 		if (p[1].revents && read(0, buf, sizeof(buf)) <= 0)

@@ -3,16 +3,17 @@
  * loop, until stdin reaches its end (the test closes it). It prints its
  * pid and "ready" once the threads run, and "done" at the end.
  *
- *   rwsem_target mmap [N]   each thread maps and unmaps an anonymous page:
+ *   rwsem_target [-g] mmap [N]   each thread maps and unmaps an anonymous page:
  *                           mmap(2) and munmap(2) take the process's
  *                           mmap_lock for writing (down_write_killable,
  *                           from vm_mmap_pgoff and __vm_munmap), so the
  *                           threads contend on it
- *   rwsem_target proc [N]   each thread reads /proc/self/syscall:
+ *   rwsem_target [-g] proc [N]   each thread reads /proc/self/syscall:
  *                           lock_trace takes the exec update lock
  *                           killably (mutex_lock_killable before 5.11,
  *                           down_read_killable since)
- * N defaults to 4. */
+ * N defaults to 4; -g: the threads start when a line comes on stdin
+ * (start_gate.h). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,12 +24,15 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "start_gate.h"
+
 static volatile int stop;
 
 static void *mapper(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "tk-rwsem");
+	gate_wait();
 	while (!stop) {
 		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -45,6 +49,7 @@ static void *reader(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "tk-rwsem");
+	gate_wait();
 	while (!stop) {
 		int fd = open("/proc/self/syscall", O_RDONLY);
 
@@ -57,15 +62,18 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	void *(*fn)(void *) = argc > 1 && !strcmp(argv[1], "mmap") ? mapper :
-			      argc > 1 && !strcmp(argv[1], "proc") ? reader : NULL;
-	int n = argc > 2 ? atoi(argv[2]) : 4, i, failed = 0;
+	bool gated = argc > 1 && !strcmp(argv[1], "-g");
+	char **arg = argv + gated;
+	int nargs = argc - gated;
+	void *(*fn)(void *) = nargs > 1 && !strcmp(arg[1], "mmap") ? mapper :
+			      nargs > 1 && !strcmp(arg[1], "proc") ? reader : NULL;
+	int n = nargs > 2 ? atoi(arg[2]) : 4, i, failed = 0;
 	pthread_t *t = calloc(n > 0 ? n : 1, sizeof(*t));
 	char buf[256];
 	void *ret;
 
 	if (!fn || !t || n < 1) {
-		fprintf(stderr, "usage: rwsem_target mmap|proc [N]\n");
+		fprintf(stderr, "usage: rwsem_target [-g] mmap|proc [N]\n");
 		return 2;
 	}
 	prctl(PR_SET_PDEATHSIG, 9);
@@ -74,7 +82,10 @@ int main(int argc, char **argv)
 			return 1;
 	printf("%d ready\n", (int)getpid());
 	fflush(stdout);
-	while (read(0, buf, sizeof(buf)) > 0)
+	if (gated && !gate_read_go())
+		stop = 1;
+	gate_open();
+	while (!stop && read(0, buf, sizeof(buf)) > 0)
 		;
 	stop = 1;
 	for (i = 0; i < n; i++)
