@@ -3,7 +3,8 @@ loop device at offsets the test chooses; each must be reported once,
 with its size, sector, operation, disk and the workload's pid and comm."""
 import pytest
 
-from blockdev import SECTOR, TARGET_COMM, BioTarget, bio_target, loopdev  # noqa: F401
+from blockdev import (SECTOR, TARGET_COMM, BioTarget, assert_reported,  # noqa: F401
+                      bio_target, loopdev)
 from conftest import Tool, json_lines, loss_record, run
 
 # 7 reads of 4 KiB and 3 writes of 64 KiB, none adjacent to another (so
@@ -43,7 +44,7 @@ def test_exact_requests_on_the_loop_disk(loopdev, bio_target, method):
     got = sorted((r["rwbs"][0], r["sector"], r["bytes"]) for r in mine)
     want = sorted([("R", o // SECTOR, 4096) for o in READS] +
                   [("W", o // SECTOR, 65536) for o in WRITES])
-    assert got == want
+    assert_reported(got, want, recs)
     for r in mine:
         assert r["comm"] == TARGET_COMM and r["tid"] == w.pid
         assert r["error"] == 0 and r["latency_ns"] > 0
@@ -78,10 +79,14 @@ def test_queue_time_and_pattern(loopdev, bio_target):
         w.read(4096, offsets)
         out, err, rc = t.stop()
     assert rc == 0, err
-    mine = own(json_lines(out), w.pid)
-    assert [r["sector"] for r in mine] == [o // SECTOR for o in offsets]
-    assert [r["pattern"] for r in mine] == ["random", "sequential", "sequential", "sequential",
-                                            "random", "sequential", "sequential"]
+    recs = json_lines(out)
+    mine = own(recs, w.pid)
+    found = assert_reported([r["sector"] for r in mine], [o // SECTOR for o in offsets], recs)
+    # The pattern is the issue's, which the BPF program sees also for a
+    # request whose completion it missed.
+    patterns = ["random", "sequential", "sequential", "sequential",
+                "random", "sequential", "sequential"]
+    assert [r["pattern"] for r in mine] == [patterns[i] for i in found]
     # The loop queue does I/O accounting: each request is stamped.
     assert all(isinstance(r["queue_ns"], int) and r["queue_ns"] >= 0 for r in mine)
 
