@@ -3,8 +3,7 @@
 #   make check      unit tests (cmocka) and end-to-end tests (pytest, as root)
 #   make check-vm   the end-to-end tests under Debian's kernels 5.10, 6.1 and
 #                   6.12 in QEMU (TCG; tests/vm/): one line per kernel.
-#                   Kernels are fetched once into $(BUILD)/vm/kernels/
-#                   (VM_CACHE=DIR: into DIR/kernels/, as .ci/run does).
+#                   Kernels are fetched once into $(BUILD)/vm/kernels/.
 #                   Only tests marked kernel (their result can differ
 #                   between kernels) unless VM_SCOPE=all; every kernel
 #                   but the oldest (5.10), when older than the host's,

@@ -3,7 +3,7 @@
 
 For each kernel series asked for (5.10 from bullseye, 6.1 from bookworm,
 6.12 from trixie) this fetches Debian's newest linux-image-*-amd64 once into
-CACHE/kernels/<series>/ (CACHE: VM_CACHE, else BUILD/vm), boots it with virtme-ng under TCG on this
+BUILD/vm/kernels/<series>/, boots it with virtme-ng under TCG on this
 machine's own userland (the guest sees the host's filesystem read-only, so
 the repository and BUILD are at the same paths), runs tests/e2e in it (the
 tests marked kernel, unless VM_SCOPE=all), and prints one line per kernel:
@@ -37,10 +37,8 @@ Settings (environment, or make variables on make's command line):
   VM_MEMORY       memory per VM (default 2G)
   VM_TIMEOUT      seconds a VM may take, boot and suite (default 2400)
   VM_MIRROR, VM_SECURITY_MIRROR   Debian mirrors (default deb.debian.org)
-  VM_CACHE        where fetched kernels are kept (default BUILD/vm; CI
-                  keeps them in /var/cache/tracekit-vm across its clones)
 
-Kernels are fetched once: delete CACHE/kernels/<series> to fetch the
+Kernels are fetched once: delete BUILD/vm/kernels/<series> to fetch the
 newest again. Missing host packages (qemu-system-x86, udev, busybox-static,
 and virtme-ng from trixie) are installed first; run as root.
 """
@@ -64,7 +62,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import junit  # noqa: E402  (tests/junit.py)
 from vmlib import (SERIES, MIRROR, TempApt, print_lock, procs, apt_install,  # noqa: E402
-                   cache_dir, copy_out, die, fetch_kernel, installed, kernel_trouble, kill, say)
+                   copy_out, die, fetch_kernel, installed, kernel_trouble, kill, say)
 
 # Host packages from this machine's own suites (also in the Makefile's
 # DEPS_PKGS). virtme-ng needs udev for its /dev/virtio-ports names and a
@@ -437,13 +435,16 @@ def main():
 
     ensure_host_packages()
     os.makedirs(args.vmdir, exist_ok=True)
-    cache = cache_dir(args.build)
-    # One fetcher at a time per cache.
-    with open(os.path.join(cache, ".lock"), "w") as lock:
+    # One fetcher at a time per build directory. Kernels are kept in
+    # BUILD/vm, never in VM_CACHE: virtme-ng's guest sees this machine's
+    # files but covers /var with a tmpfs of its own, and CI's cache is in
+    # /var/cache; a guest booted from there found no kernel modules
+    # (veth, sch_netem: 104 errors on 5.10).
+    with open(os.path.join(args.vmdir, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for stale in glob.glob(os.path.join(cache, "kernels", ".*-*")):
+        for stale in glob.glob(os.path.join(args.vmdir, "kernels", ".*-*")):
             shutil.rmtree(stale, ignore_errors=True)
-        infos = [fetch_kernel(cache, k) for k in kernels]
+        infos = [fetch_kernel(args.vmdir, k) for k in kernels]
     if args.fetch_only:
         for i in infos:
             say(f"{i['series']}: {i['release']} ({i['package']} {i['version']})")

@@ -129,10 +129,13 @@ def apt_install(args):
 # ---------------------------------------------------------------- kernels
 
 def cache_dir(build):
-    """Where fetched kernels and the VMs' root file systems are kept:
-    VM_CACHE when set (.ci/run sets it, so that CI's fresh clones on one
-    machine fetch and debootstrap once, not on every run), else
-    BUILD/vm. A run's own files (logs, results, images) stay in BUILD."""
+    """Where check-vm ARCH=arm64 and check-systemd keep the kernels they
+    fetch and the root file systems they build: VM_CACHE when set (.ci/run
+    sets it, so that CI's fresh clones on one machine fetch and
+    debootstrap once, not on every run), else BUILD/vm. Their VMs boot
+    disk images made from it. A run's own files (logs, results, images)
+    stay in BUILD. (check-vm's own kernels stay in BUILD/vm: its
+    virtme-ng guests read their modules from this machine's files.)"""
     d = os.path.abspath(os.environ.get("VM_CACHE") or os.path.join(build, "vm"))
     os.makedirs(d, exist_ok=True)
     return d
