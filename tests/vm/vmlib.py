@@ -1,6 +1,7 @@
 """What make check-vm and make check-systemd share: Debian's archives
 through an apt of their own, Debian's kernels fetched once into
-CACHE/kernels/<series>/ (cache_dir), the VMs' root file systems, and the
+DIR/kernels/<series>/ (check-vm's DIR is BUILD/vm; the arm64 matrix's
+and check-systemd's is cache_dir's), the VMs' root file systems, and the
 VM processes (their console logs, their killing)."""
 import glob
 import hashlib
