@@ -18,9 +18,21 @@
 
 #define UNISTD_64 "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
 
+/* x86_64's table is empty where it was built without x86_64's headers
+ * (gen-syscall-table.sh: a native build on another architecture); the
+ * tests of it then skip, saying so. */
+#define NEED_X86_TABLE()                                                        \
+	do {                                                                    \
+		if (!tk_syscalls_x86_64[0].name) {                              \
+			print_message("no x86_64 syscall table in this build\n"); \
+			skip();                                                 \
+		}                                                               \
+	} while (0)
+
 static void test_x86_64_known(void **state)
 {
 	(void)state;
+	NEED_X86_TABLE();
 	assert_string_equal(tk_syscall_name(X86, 0), "read");
 	assert_string_equal(tk_syscall_name(X86, 1), "write");
 	assert_string_equal(tk_syscall_name(X86, 59), "execve");
@@ -63,6 +75,7 @@ static void test_arm64_known(void **state)
 static void test_arches_differ(void **state)
 {
 	(void)state;
+	NEED_X86_TABLE();
 	assert_int_not_equal(tk_syscall_nr(X86, "openat"),
 			     tk_syscall_nr(ARM, "openat"));
 	assert_string_equal(tk_syscall_name(X86, 56), "clone");
@@ -85,6 +98,7 @@ static void test_unknown(void **state)
 	const char *s;
 
 	(void)state;
+	NEED_X86_TABLE();
 	assert_null(tk_syscall_name(X86, 9999));
 	assert_null(tk_syscall_name(X86, -1));
 	assert_null(tk_syscall_name(X86, 335));  /* a gap in x86_64's numbers */
@@ -129,10 +143,11 @@ static void test_tables_sorted(void **state)
 	size_t n;
 
 	(void)state;
-	n = check_sorted(tk_syscalls_x86_64);
-	assert_true(n > 300);
 	n = check_sorted(tk_syscalls_arm64);
 	assert_true(n > 250);
+	NEED_X86_TABLE();
+	n = check_sorted(tk_syscalls_x86_64);
+	assert_true(n > 300);
 }
 
 /* Every entry can be found both ways. */
@@ -141,6 +156,7 @@ static void test_tables_roundtrip(void **state)
 	const struct tk_syscall_entry *t;
 
 	(void)state;
+	NEED_X86_TABLE();
 	for (t = tk_syscalls_x86_64; t->name; t++) {
 		assert_string_equal(tk_syscall_name(X86, t->nr), t->name);
 		assert_int_equal(tk_syscall_nr(X86, t->name), t->nr);
@@ -161,6 +177,7 @@ static void test_x86_64_covers_header(void **state)
 	long nr;
 
 	(void)state;
+	NEED_X86_TABLE();
 	if (!f) {
 		print_message("%s missing: coverage not checked\n", UNISTD_64);
 		skip();

@@ -53,6 +53,9 @@ static void test_short_jcc_and_extended_registers(void **state)
 #ifdef __x86_64__
 	assert_int_equal(offset_for(r12, sizeof(r12)), 19);
 	assert_int_equal(offset_for(rsi, sizeof(rsi)), 19);
+#else
+	assert_int_equal(offset_for(r12, sizeof(r12)), 16);
+	assert_int_equal(offset_for(rsi, sizeof(rsi)), 16);
 #endif
 }
 
