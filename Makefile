@@ -15,6 +15,8 @@
 #                   cross-build every program for arm64 into build/arm64/
 #                   (make deps ARCH=arm64 installs the cross compiler and the
 #                   arm64 libraries)
+#   make check-unit ARCH=arm64
+#                   the cross-built unit tests, run here under qemu-user
 #   make check-vm ARCH=arm64
 #                   the end-to-end tests marked kernel or portable under
 #                   Debian's arm64 6.1 and 6.12 in qemu-system-aarch64, on

@@ -115,10 +115,15 @@ static __always_inline long tk_stack_spill(void *ctx, u64 flags)
 	return tk_stack_same(kept, buf) ? (long)id : -17;
 }
 
+/* The counts by key. Its key and value, and tk_stack_snaps', are given by
+ * size, not by BTF type: libtrace cuts the keys and copies to the
+ * --unwind mode's (tk_stacks_key_size, tk_stacks_snap_size), and the
+ * kernel refuses a map whose sizes differ from its BTF types' (libbpf
+ * then makes it again without BTF, and says so under -v). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct tk_stack_key);
-	__type(value, u64);
+	__uint(key_size, sizeof(struct tk_stack_key));
+	__uint(value_size, sizeof(u64));
 	__uint(max_entries, 16384);
 } tk_stack_counts SEC(".maps");
 
@@ -133,8 +138,8 @@ struct {
  * the counts map's entries, its key size, and the mode's copy). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct tk_stack_key);
-	__type(value, struct tk_stack_snap);
+	__uint(key_size, sizeof(struct tk_stack_key));
+	__uint(value_size, sizeof(struct tk_stack_snap));
 	__uint(max_entries, 1);
 } tk_stack_snaps SEC(".maps");
 
@@ -236,13 +241,15 @@ static __always_inline struct pt_regs *tk_stack_top_regs(void)
 /* With --unwind auto|cfi: the current task's user registers into
  * key->uregs (its pt_regs from its last entry into the kernel: the
  * interrupted user state under a perf event or a uprobe, the system
- * call's under sched_switch); zeroes when not taken. x86-64 only
- * (libtrace sets no tk_stack_snap elsewhere). */
+ * call's under sched_switch); zeroes when not taken. x86-64: ip, sp,
+ * bp; arm64: pc, sp, x29, x30 (bpf_task_pt_regs, which arm64's
+ * kernels that tracekit supports all have). Other architectures take
+ * none (libtrace sets no tk_stack_snap there). */
 static __always_inline void tk_stack_user_regs(struct tk_stack_key *key)
 {
 	struct pt_regs *regs;
 
-	key->uregs[0] = key->uregs[1] = key->uregs[2] = 0;
+	__builtin_memset(key->uregs, 0, sizeof(key->uregs));
 	if (!tk_stack_snap || key->user_stack_id < 0)
 		return;
 #if defined(__TARGET_ARCH_x86)
@@ -255,6 +262,14 @@ static __always_inline void tk_stack_user_regs(struct tk_stack_key *key)
 	key->uregs[0] = BPF_CORE_READ(regs, ip);
 	key->uregs[1] = BPF_CORE_READ(regs, sp);
 	key->uregs[2] = BPF_CORE_READ(regs, bp);
+#elif defined(__TARGET_ARCH_arm64)
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return;
+	key->uregs[0] = BPF_CORE_READ(regs, pc);
+	key->uregs[1] = BPF_CORE_READ(regs, sp);
+	key->uregs[2] = BPF_CORE_READ(regs, regs[29]);
+	key->uregs[3] = BPF_CORE_READ(regs, regs[30]);
 #endif
 }
 

@@ -25,6 +25,15 @@
 /* --unwind auto|cfi: bytes of the user stack copied from sp, at most. */
 #define TK_STACK_SNAP_MAX 2048
 
+/* The user registers a CFI unwind starts from: x86-64's ip, sp and bp;
+ * arm64's pc, sp, x29 (the frame pointer) and x30 (the link register).
+ * Userspace and BPF objects are built for one architecture each. */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define TK_STACK_UREGS 4
+#else
+#define TK_STACK_UREGS 3
+#endif
+
 struct tk_stack_key {
 	unsigned int tgid;       /* process; 0 with the idle task */
 	unsigned int pid;        /* thread, when the tool keys by thread
@@ -37,13 +46,14 @@ struct tk_stack_key {
 					* stacks are counted apart; else 0 */
 	char comm[TK_TASK_COMM_LEN];
 	/* --unwind auto|cfi (libtrace/unwind.h): the user registers at the
-	 * event (ip, sp, bp; all 0 when not taken: a kernel thread, a
+	 * event (TK_STACK_UREGS; all 0 when not taken: a kernel thread, a
 	 * kernel without bpf_task_pt_regs). The counts map's key size is
 	 * cut to what the mode takes (tk_stacks_key_size): with --unwind fp
 	 * keys end before uregs, as they did before unwinding. ip and sp
 	 * key a stack beside its frame-pointer walk, so that a frameless
-	 * leaf's callers are told apart by where sp was. */
-	unsigned long long uregs[3];
+	 * leaf's callers are told apart by where sp was (and on arm64 by
+	 * the link register, where such a leaf keeps its return address). */
+	unsigned long long uregs[TK_STACK_UREGS];
 };
 
 /* The top of a user stack as copied at the first event of its key (map

@@ -222,9 +222,13 @@ int tk_stacks_configure(struct bpf_object *obj)
 			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1 ?
 			"bpf_task_pt_regs" :
 			"the top of the task's kernel stack (no bpf_task_pt_regs: before 5.15)");
+#elif defined(__aarch64__)
+	if (snap_size)
+		tk_info("--unwind %s: user registers by bpf_task_pt_regs",
+			tk_unwind_mode_name(tk_stack_opts.unwind));
 #else
 	if (snap_size)
-		tk_info("--unwind %s: user registers are taken on x86-64 only: user stacks by frame pointers only",
+		tk_info("--unwind %s: user registers are taken on x86-64 and arm64 only: user stacks by frame pointers only",
 			tk_unwind_mode_name(tk_stack_opts.unwind));
 	snap_size = 0;
 #endif
@@ -565,7 +569,8 @@ static void unwind_user(int snaps_fd, bool take, const struct tk_stack_key *key,
 	static struct tk_stack_snap snap;
 	enum tk_unwind_stop stop;
 	const char *module, *marker;
-	struct tk_uregs r = { key->uregs[0], key->uregs[1], key->uregs[2] };
+	struct tk_uregs r = { key->uregs[0], key->uregs[1], key->uregs[2],
+			      TK_STACK_UREGS > 3 ? key->uregs[TK_STACK_UREGS - 1] : 0 };
 	size_t k;
 
 	/* No copy (the map of copies was full): the leaf cannot be

@@ -8,7 +8,8 @@
  * it is read once for every process that maps it, and still there after
  * the process exited. libdwfl's own unwinder (dwfl_thread_getframes)
  * would need a Dwfl of each process's whole address space, built anew
- * for every process; the few rules that x86-64 code uses are simple. */
+ * for every process; the few rules that x86-64 and arm64 code use are
+ * simple. */
 #include "unwind.h"
 
 #include <dwarf.h>
@@ -45,17 +46,42 @@ int tk_unwind_mode_parse(const char *name)
 	return -1;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
-/* DWARF register numbers of x86-64. */
+#if defined(__x86_64__)
+/* DWARF register numbers of x86-64: rbp, rsp, and the return address
+ * column (the caller's rip, no register of its own). */
 #define REG_BP 6
 #define REG_SP 7
 #define REG_RA 16
+#define REG_LR (-1)
+#else
+/* DWARF register numbers of arm64: x29 (the frame pointer), x30 (the
+ * link register, also the return address column) and sp. */
+#define REG_BP 29
+#define REG_LR 30
+#define REG_SP 31
+#define REG_RA 30
+#endif
 
-/* One frame's registers: ip always, sp always, bp when known. */
+/* A return address read from the stack or x30 without the pointer
+ * authentication code that arm64's -mbranch-protection puts in its
+ * high bits (bits 48 and up: Debian's arm64 kernels give user space 48
+ * bits of address, as the kernel's own walk strips them). */
+static uint64_t code_address(uint64_t a)
+{
+#if defined(__aarch64__)
+	return a & ((1ULL << 48) - 1);
+#else
+	return a;
+#endif
+}
+
+/* One frame's registers: ip always, sp always, bp (the frame pointer)
+ * and lr (arm64's link register) when known. */
 struct frame {
-	uint64_t ip, sp, bp;
-	bool bp_known;
+	uint64_t ip, sp, bp, lr;
+	bool bp_known, lr_known;
 };
 
 struct mem {
@@ -102,7 +128,9 @@ static enum tk_unwind_stop eval(const Dwarf_Op *ops, size_t n, const struct fram
 				PUSH(f->sp + off);
 			else if (reg == REG_BP && f->bp_known)
 				PUSH(f->bp + off);
-			else if (reg == REG_RA)
+			else if (reg == REG_LR && f->lr_known)
+				PUSH(f->lr + off);
+			else if (reg == REG_RA && REG_LR < 0)
 				PUSH(f->ip + off);
 			else
 				return TK_UNWIND_REGISTER;
@@ -159,45 +187,70 @@ static enum tk_unwind_stop eval(const Dwarf_Op *ops, size_t n, const struct fram
 	return TK_UNWIND_DONE;
 }
 
-/* A register's value in the caller: the rule ops of regno, read.
- * *known false: the rule is "undefined". */
-static enum tk_unwind_stop caller_reg(Dwarf_Frame *fr, int regno, const struct frame *f,
-				      uint64_t cfa, const struct mem *m, uint64_t same,
-				      bool same_known, uint64_t *val, bool *known)
+/* What a register's rule says in frame f: where the caller's value was
+ * saved (RULE_SAVED, *loc), or the value itself (RULE_VALUE, *loc). */
+enum rule { RULE_SAME, RULE_UNDEFINED, RULE_VALUE, RULE_SAVED };
+
+static enum tk_unwind_stop reg_rule(Dwarf_Frame *fr, int regno, const struct frame *f,
+				    uint64_t cfa, const struct mem *m, enum rule *rule,
+				    uint64_t *loc)
 {
 	Dwarf_Op mem_ops[3], *ops;
 	size_t nops;
 	enum tk_unwind_stop r;
-	uint64_t loc;
 	bool value;
 
 	if (dwarf_frame_register(fr, regno, mem_ops, &ops, &nops))
 		return TK_UNWIND_BAD_CFI;
 	if (!nops) {
 		/* ops NULL: "same value"; ops_mem: "undefined". */
-		*known = !ops && same_known;
-		*val = same;
+		*rule = ops ? RULE_UNDEFINED : RULE_SAME;
 		return TK_UNWIND_DONE;
 	}
-	if ((r = eval(ops, nops, f, cfa, m, &loc, &value)))
+	if ((r = eval(ops, nops, f, cfa, m, loc, &value)))
 		return r;
-	*known = true;
-	if (value) {
-		*val = loc;
+	*rule = value ? RULE_VALUE : RULE_SAVED;
+	return TK_UNWIND_DONE;
+}
+
+/* A register's value in the caller: the rule of regno, read. same: its
+ * value in f, for the rule "same value". *known false: the rule is
+ * "undefined", or "same value" of a value not known. */
+static enum tk_unwind_stop caller_reg(Dwarf_Frame *fr, int regno, const struct frame *f,
+				      uint64_t cfa, const struct mem *m, uint64_t same,
+				      bool same_known, uint64_t *val, bool *known)
+{
+	enum tk_unwind_stop r;
+	enum rule rule;
+	uint64_t loc = 0;
+
+	if ((r = reg_rule(fr, regno, f, cfa, m, &rule, &loc)))
+		return r;
+	*known = rule != RULE_UNDEFINED && (rule != RULE_SAME || same_known);
+	*val = rule == RULE_SAME ? same : loc;
+	if (rule != RULE_SAVED)
 		return TK_UNWIND_DONE;
-	}
 	return mem_read(m, loc, val) ? TK_UNWIND_DONE : TK_UNWIND_SNAPSHOT;
 }
 
-/* Is ops "rbp + 16": a function that keeps a frame pointer, past its
- * prologue, so that the frame-pointer walk through its rbp is right? */
-static bool fp_cfa(const Dwarf_Op *ops, size_t n)
+/* Does f's function keep a frame pointer at f->ip, so that the
+ * frame-pointer walk through its bp is right? Its CFI saves the
+ * caller's frame pointer at bp and the return address at bp + 8: a
+ * frame record (x86-64's push rbp; mov rbp, rsp; arm64's stp x29, x30,
+ * [sp, #-n]!; mov x29, sp), and bp already points at it. (arm64's GCC
+ * keeps the CFA on sp, not x29, in such a function: the CFA's rule
+ * does not say.) */
+static bool keeps_frame_pointer(Dwarf_Frame *fr, int ra_reg, const struct frame *f,
+				uint64_t cfa, const struct mem *m)
 {
-	if (n != 1)
+	enum rule rule;
+	uint64_t loc = 0;
+
+	if (!f->bp_known || reg_rule(fr, REG_BP, f, cfa, m, &rule, &loc) ||
+	    rule != RULE_SAVED || loc != f->bp)
 		return false;
-	if (ops[0].atom == DW_OP_bregx)
-		return ops[0].number == REG_BP && ops[0].number2 == 16;
-	return ops[0].atom == DW_OP_breg0 + REG_BP && ops[0].number == 16;
+	return !reg_rule(fr, ra_reg, f, cfa, m, &rule, &loc) && rule == RULE_SAVED &&
+	       loc == f->bp + 8;
 }
 
 /* One step: f's caller into *up, from the CFI at f->ip (leaf: the IP
@@ -228,21 +281,30 @@ static enum tk_unwind_stop step(struct tk_syms *s, pid_t pid, const struct frame
 		r = TK_UNWIND_BAD_CFI;
 		goto out;
 	}
-	*fp_frame = fp_cfa(ops, nops);
 	if ((r = eval(ops, nops, f, 0, m, &cfa, &value)))
 		goto out;
-	if ((r = caller_reg(fr, ra_reg, f, cfa, m, 0, false, &up->ip, &known)))
+	*fp_frame = keeps_frame_pointer(fr, ra_reg, f, cfa, m);
+	/* The return address: on arm64 in x30 ("same value") until the
+	 * prologue saves it. */
+	if ((r = caller_reg(fr, ra_reg, f, cfa, m, f->lr, f->lr_known, &up->ip, &known)))
 		goto out;
+	up->ip = code_address(up->ip);
 	if (!known || !up->ip) {
 		*end = true;
 		goto out;
 	}
+	/* The caller's x30 held its own return address no longer: x30 is
+	 * the link register of the leaf alone. */
+	up->lr = 0;
+	up->lr_known = false;
 	if ((r = caller_reg(fr, REG_BP, f, cfa, m, f->bp, f->bp_known, &up->bp,
 			    &up->bp_known)))
 		goto out;
 	up->sp = cfa;
-	if (cfa <= f->sp)
-		r = TK_UNWIND_BAD_CFI;  /* a caller's frame is above */
+	/* A caller's frame is above. arm64's call pushes nothing: a leaf
+	 * whose return address is still in x30 may have its caller's sp. */
+	if (cfa < f->sp || (cfa == f->sp && !leaf))
+		r = TK_UNWIND_BAD_CFI;
 out:
 	free(fr);
 	return r;
@@ -277,7 +339,7 @@ size_t tk_unwind_user(struct tk_syms *s, pid_t pid, enum tk_unwind_mode mode,
 		      enum tk_unwind_stop *stop, const char **module)
 {
 	struct mem m = { r->sp, snap, len };
-	struct frame f = { r->ip, r->sp, r->bp, true }, up;
+	struct frame f = { r->ip, r->sp, r->bp, r->lr, true, REG_LR >= 0 }, up;
 	uint64_t chain[128];  /* frame pointers the kernel's walk went through */
 	size_t nchain = 0, n = 0, i;
 	bool fp_frame, end;

@@ -1,19 +1,23 @@
 /* User stacks unwound by the binaries' call frame information (.eh_frame,
  * .debug_frame through libdw's CFI API), from what BPF captured at the
- * event: the user registers (ip, sp, bp) and a copy of the top of the user
- * stack, beside the kernel's frame-pointer walk of the same stack.
+ * event: the user registers (ip, sp, the frame pointer and arm64's link
+ * register) and a copy of the top of the user stack, beside the kernel's
+ * frame-pointer walk of the same stack.
  *
  * Mode TK_UNWIND_AUTO: unwind by CFI from the leaf until a frame whose
- * function keeps a frame pointer (its CFA is rbp + 16) holds one that the
- * frame-pointer walk went through, then take the walk's frames from there:
- * a libc wrapper that pushes no frame no longer hides its caller, at the
- * price of a small snapshot. Mode TK_UNWIND_CFI: by CFI all the way, as
+ * function keeps a frame pointer (its CFI saves the caller's frame
+ * pointer and the return address as a frame record where the frame
+ * pointer points) holds one that the frame-pointer walk went through,
+ * then take the walk's frames from there: a libc wrapper that pushes no
+ * frame no longer hides its caller, at the price of a small snapshot. Mode TK_UNWIND_CFI: by CFI all the way, as
  * far as the snapshot reaches (binaries without frame pointers).
  *
  * Where the unwind stops before the stack's end it says why (enum
  * tk_unwind_stop), and the caller ends the stack with a marker frame
- * (tk_unwind_marker); no frame is ever guessed. x86-64 only: elsewhere
- * tk_unwind_user returns the frame-pointer walk unchanged. */
+ * (tk_unwind_marker); no frame is ever guessed. x86-64 and arm64 (where
+ * the frame pointer is x29, and a leaf's return address may still be in
+ * the link register, x30): elsewhere tk_unwind_user returns the
+ * frame-pointer walk unchanged. */
 #ifndef TK_UNWIND_H
 #define TK_UNWIND_H
 
@@ -42,9 +46,11 @@ enum tk_unwind_stop {
 	TK_UNWIND_STOP_MAX,
 };
 
-/* The registers captured at the event (tk_stack.h's uregs). */
+/* The registers captured at the event (tk_stack.h's uregs): bp is the
+ * frame pointer (arm64's x29); lr arm64's link register (x30), 0 on
+ * x86-64. */
 struct tk_uregs {
-	uint64_t ip, sp, bp;
+	uint64_t ip, sp, bp, lr;
 };
 
 /* Unwind process pid's user stack into out[0..max): addresses as the

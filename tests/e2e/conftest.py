@@ -110,7 +110,7 @@ ARCH_DEPENDENT = {
     "test_offwaketime": "stacks",
     "test_wakeuptime": "stacks",
     "test_biostacks": "kernel stacks",
-    "test_unwind": "user stack unwinding (frame records; CFI on x86-64 only)",
+    "test_unwind": "user stack unwinding (frame records, the link register, CFI)",
     "test_klockstat": "kprobes at a function's entry (the caller in the link register)",
     "test_capable": "kprobe arguments and stacks",
     "test_vfsstat": "kernel functions by fentry and kprobes",

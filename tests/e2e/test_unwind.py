@@ -4,9 +4,10 @@ runs main -> chain_a -> chain_b -> chain_c, whose leaf work goes through
 libc, built with frame pointers ("fp": -O0 -fno-omit-frame-pointer) and
 without any ("nofp": -O2 -fomit-frame-pointer, no -g: .eh_frame alone).
 
-- offcputime: chain_c sleeps in nanosleep; libc's wrapper pushes no
-  frame, so the frame-pointer walk shows ...;chain_b;clock_nanosleep
-  (--unwind fp) and the default (auto) finds chain_c.
+- offcputime: chain_c sleeps in nanosleep (arm64: by syscall(2));
+  libc's wrapper pushes no frame, so the frame-pointer walk shows
+  ...;chain_b;clock_nanosleep (--unwind fp) and the default (auto) finds
+  chain_c.
 - profile --unwind cfi: the spin in the nofp build gives main;chain_a;
   chain_b;chain_c from CFI alone.
 - stackcount -U on libc's getpid (a uprobe): the exact call count under
@@ -23,16 +24,27 @@ import pytest
 
 from conftest import ROOT, Tool, run, wait_on_cpu
 
-# BPF takes the user registers a CFI unwind starts from on x86-64 only
-# (libtrace/stacks.c, bpf/tk_stack.bpf.h); elsewhere --unwind says so and
-# walks frame pointers, which these tests compare it against.
+# BPF takes the user registers a CFI unwind starts from on x86-64 and
+# arm64 (libtrace/stacks.c, bpf/tk_stack.bpf.h); elsewhere --unwind says
+# so and walks frame pointers, which these tests compare it against.
 pytestmark = pytest.mark.skipif(
-    os.uname().machine != "x86_64",
-    reason="--unwind takes user registers on x86-64 only; on this architecture user stacks "
-           "are frame-pointer walks, tested by the profile, offcputime and stackcount tests")
+    os.uname().machine not in ("x86_64", "aarch64"),
+    reason="--unwind takes user registers on x86-64 and arm64 only; on this architecture "
+           "user stacks are frame-pointer walks, tested by the profile, offcputime and "
+           "stackcount tests")
 
 PROGS = ROOT / "tests/e2e/progs"
 CHAIN = ["main", "chain_a", "chain_b", "chain_c"]
+# A sleep through a libc function that keeps no frame pointer, and the
+# frames it shows below chain_c: x86-64's nanosleep wrapper; on arm64
+# that wrapper keeps a frame record (the walk finds chain_c through it),
+# and syscall(), in assembly, keeps none.
+if os.uname().machine == "x86_64":
+    SLEEP = "sleep"
+    SLEEP_FRAMES = ("__nanosleep", "nanosleep", "clock_nanosleep", "__clock_nanosleep")
+else:
+    SLEEP = "syscall"
+    SLEEP_FRAMES = ("syscall",)
 REGS_FROM = r"--unwind (auto|cfi): user registers by (bpf_task_pt_regs|the top of the " \
     r"task's kernel stack \(no bpf_task_pt_regs: before 5\.15\))\n"
 
@@ -75,7 +87,7 @@ def assert_regs_taken(err, tool, mode):
 @pytest.mark.kernel
 def test_offcputime_finds_the_caller_of_libcs_wrapper(chain):
     sleeps, ms = 20, 50
-    res = run("offcputime", "-f", "-U", "-v", "--", chain["fp"], "sleep", sleeps, ms)
+    res = run("offcputime", "-f", "-U", "-v", "--", chain["fp"], SLEEP, sleeps, ms)
     assert res.returncode == 0, res.stderr
     assert_regs_taken(res.stderr, "offcputime", "auto")
     assert "user stacks: --unwind auto (512-byte stack copy per event)" in res.stderr
@@ -84,8 +96,7 @@ def test_offcputime_finds_the_caller_of_libcs_wrapper(chain):
     lines = [(f, c) for f, c in folded(res.stdout, "uwc-fp") if "chain_a" in f]
     total = sum(c for _, c in lines)
     good = sum(c for f, c in lines if has_chain(f) and f[f.index("chain_c") + 1:] and
-               all(x in ("__nanosleep", "nanosleep", "clock_nanosleep", "__clock_nanosleep")
-                   for x in f[f.index("chain_c") + 1:]))
+               all(x in SLEEP_FRAMES for x in f[f.index("chain_c") + 1:]))
     # The sleeps' own time, less what the machine may shave off each.
     assert total >= sleeps * ms * 1000 * 0.9, res.stdout
     assert good >= 0.95 * total, res.stdout
@@ -95,7 +106,7 @@ def test_offcputime_finds_the_caller_of_libcs_wrapper(chain):
 def test_offcputime_fp_mode_is_the_frame_pointer_walk(chain):
     """--unwind fp: what the kernel's walk gives, chain_c lost (the
     reason for the default)."""
-    res = run("offcputime", "-f", "-U", "--unwind", "fp", "--", chain["fp"], "sleep", 5, 50)
+    res = run("offcputime", "-f", "-U", "--unwind", "fp", "--", chain["fp"], SLEEP, 5, 50)
     lines = [(f, c) for f, c in folded(res.stdout, "uwc-fp") if "chain_a" in f]
     assert lines, res.stdout
     assert all("chain_c" not in f and has_chain(f, CHAIN[:3]) for f, _ in lines), res.stdout

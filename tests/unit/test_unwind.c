@@ -23,7 +23,7 @@
 #include "symbolize.h"
 #include "unwind.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
 #define SNAP 8192
 
@@ -43,8 +43,14 @@ __attribute__((noinline, optimize("omit-frame-pointer"))) static int leaf(int x)
 {
 	uint64_t bp;
 
+#if defined(__x86_64__)
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(cap.r.ip), "=r"(cap.r.sp), "=r"(cap.r.bp));
+#else
+	/* x30 still holds the return address: no call has been made yet. */
+	__asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+			 : "=r"(cap.r.ip), "=r"(cap.r.sp), "=r"(cap.r.bp), "=r"(cap.r.lr));
+#endif
 	cap.len = stack_end - cap.r.sp < SNAP ? stack_end - cap.r.sp : SNAP;
 	memcpy(cap.snap, (void *)cap.r.sp, cap.len);
 	cap.nfp = 0;
@@ -194,13 +200,20 @@ static void test_small_snapshot_stops_with_its_reason(void **state)
 	uint64_t out[64];
 	enum tk_unwind_stop stop;
 	const char *module;
-	size_t n;
+	size_t n, len;
 
 	(void)state;
 	nofp_a(1);
-	/* 8 bytes past the leaf's return address: leaf's frame only. */
-	n = tk_unwind_user(syms, getpid(), TK_UNWIND_CFI, &cap.r, cap.snap, 24,
-			   cap.fp, cap.nfp, out, 64, &stop, &module);
+	/* The smallest copy that takes the unwind past the leaf (its frame
+	 * and saved return address, whose size is the compiler's) reaches
+	 * no further than nofp_c's frame. */
+	for (len = 8, n = 0; len <= 256; len += 8) {
+		n = tk_unwind_user(syms, getpid(), TK_UNWIND_CFI, &cap.r, cap.snap, len,
+				   cap.fp, cap.nfp, out, 64, &stop, &module);
+		/* Less than the leaf's frame: the walk stands. */
+		if (stop != TK_UNWIND_FALLBACK)
+			break;
+	}
 	assert_int_equal(stop, TK_UNWIND_SNAPSHOT);
 	assert_true(n >= 2 && n <= 3);
 	assert_string_equal(fn(out[0], true), "leaf");
@@ -260,7 +273,8 @@ int main(void)
 
 int main(void)
 {
-	printf("test_unwind: x86-64 only; skipped\n");
+	printf("test_unwind: x86-64 and arm64 only (the unwinder's and its registers' "
+	       "capture); skipped\n");
 	return 0;
 }
 

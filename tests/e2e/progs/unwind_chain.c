@@ -3,9 +3,12 @@
  * through libc, built once with frame pointers and once without any
  * (-O2 -fomit-frame-pointer).
  *
- *   unwind_chain sleep N MS   chain_c calls nanosleep N times (libc's
- *                             wrapper keeps no frame pointer: a
+ *   unwind_chain sleep N MS   chain_c calls nanosleep N times (x86-64
+ *                             libc's wrapper keeps no frame pointer: a
  *                             frame-pointer walk loses chain_c)
+ *   unwind_chain syscall N MS the same sleeps by syscall(2) (arm64: its
+ *                             libc's nanosleep keeps a frame record, its
+ *                             syscall(), in assembly, none)
  *   unwind_chain spin SEC     chain_c spins SEC seconds of wall time and
  *                             at least SEC/2 s of its own CPU time (wall
  *                             time: a spin of SEC seconds of thread CPU
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +49,9 @@ __attribute__((noinline)) long chain_c(const char *what, long n, long arg)
 	if (!strcmp(what, "sleep")) {
 		for (long i = 0; i < n; i++)
 			r += nanosleep(&ts, NULL);
+	} else if (!strcmp(what, "syscall")) {
+		for (long i = 0; i < n; i++)
+			r += syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
 	} else if (!strcmp(what, "getpid")) {
 		for (long i = 0; i < n; i++) {
 			r += getpid();
@@ -54,8 +61,11 @@ __attribute__((noinline)) long chain_c(const char *what, long n, long arg)
 		long long wall_end = ns_of(CLOCK_MONOTONIC) + n * 1000000000LL;
 		long long cpu_end = ns_of(CLOCK_THREAD_CPUTIME_ID) + n * 500000000LL;
 
+		/* The clocks are read once a million additions: a sample
+		 * in arm64's vDSO, which has no CFI, keeps the frame-pointer
+		 * walk (and the CPU clock's read is a system call there). */
 		do {
-			for (int i = 0; i < 100000; i++)
+			for (int i = 0; i < 1000000; i++)
 				sink += i;
 		} while (ns_of(CLOCK_MONOTONIC) < wall_end ||
 			 ns_of(CLOCK_THREAD_CPUTIME_ID) < cpu_end);
@@ -85,7 +95,7 @@ int main(int argc, char **argv)
 	long r;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: unwind_chain sleep|spin|getpid N [MS]\n");
+		fprintf(stderr, "usage: unwind_chain sleep|syscall|spin|getpid N [MS]\n");
 		return 2;
 	}
 	printf("ready\n");
