@@ -8,7 +8,9 @@
  *              open(PATH) (an existing file) with O_DIRECT, N pwrite64 of
  *              4096 bytes at 0, 4096, ..., that each wait for the device;
  *              then, O_DIRECT cleared, a pwrite64 of 4096 bytes at N * 4096
- *              and 2 pread64 of it, all in the page cache; fstat, close
+ *              and 2 pread64 of it, all in the page cache; fstat, close;
+ *              answers "done" and each waiting pwrite64's time in ns
+ *              (CLOCK_MONOTONIC, the clock of the tools' latencies)
  *
  * It says "ready" at start. */
 #define _GNU_SOURCE
@@ -17,9 +19,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SIZE 4096
+#define SLOW_MAX 64
+
+static long long slow_ns[SLOW_MAX];
+static int slow_n;
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static int ops(const char *path)
 {
@@ -55,11 +70,15 @@ static int slow(const char *path, int n)
 
 	memset(buf, 's', sizeof(buf));
 	fd = open(path, O_RDWR | O_DIRECT);
-	if (fd < 0)
+	if (fd < 0 || n > SLOW_MAX)
 		return -1;
-	for (i = 0; i < n; i++)
+	for (slow_n = 0, i = 0; i < n; i++) {
+		long long t = now_ns();
+
 		if (pwrite(fd, buf, SIZE, (off_t)i * SIZE) != SIZE)
 			return -1;
+		slow_ns[slow_n++] = now_ns() - t;
+	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_DIRECT))
 		return -1;
 	if (pwrite(fd, buf, SIZE, (off_t)n * SIZE) != SIZE)
@@ -96,7 +115,11 @@ int main(void)
 			perror(line);
 			return 1;
 		}
-		puts("done");
+		fputs("done", stdout);
+		for (int i = 0; i < slow_n; i++)
+			printf(" %lld", slow_ns[i]);
+		slow_n = 0;
+		putchar('\n');
 	}
 	return 0;
 }
