@@ -191,18 +191,6 @@ class DelayDev:
                  f"{tries[-1].stderr.strip()}; {_openers(self.path)}", timeout=60, step=0.2)
 
 
-def delay_floor_ms(delay_ms):
-    """The least time a bio spends in a dm-delay of delay_ms. dm-delay
-    holds a bio until jiffies pass their value at its arrival plus
-    msecs_to_jiffies(delay), so a bio can leave early: by up to a tick
-    (one that arrives late in its tick; at most 10 ms, HZ >= 100), and by
-    as far as jiffies lagged the clock at its arrival (a guest's vCPU that
-    the host held off takes its tick late; the matrix's TCG guests on a
-    loaded host saw 63.3 ms of 64 and 138.7 ms of 150). The bound: the
-    delay less a tick less a tenth of it."""
-    return delay_ms - 10 - delay_ms // 10
-
-
 @contextlib.contextmanager
 def delayed_stack(directory, delay_ms):
     """file -> loopA -> dm-delay -> loopB (direct I/O): yields
@@ -334,10 +322,11 @@ def bio_target(tmp_path_factory):
 
 class BioTarget(Workload):
     """bio_target on a device: read(size, offsets) and write(...) return
-    once those O_DIRECT calls have completed."""
+    once those O_DIRECT calls have completed, with each call's time in ns
+    (CLOCK_MONOTONIC, as the tools' latencies)."""
 
     def read(self, size, offsets):
-        self.send(f"r {size} " + " ".join(map(str, offsets)))
+        return [int(w) for w in self.send(f"r {size} " + " ".join(map(str, offsets)))]
 
     def write(self, size, offsets):
-        self.send(f"w {size} " + " ".join(map(str, offsets)))
+        return [int(w) for w in self.send(f"w {size} " + " ".join(map(str, offsets)))]

@@ -32,7 +32,8 @@ from fsop import COMM, LOSS_NONE, METHODS, fs_target  # noqa: F401
 DELAY_MS = 150
 # dm-delay releases a bio by jiffies, which under TCG on a busy host ran
 # ahead of the clock: 6.1 in CI gave a write of 120 ms with a delay of
-# 150, under blockdev.delay_floor_ms's 125. So each write's latency is
+# 150, under the 125 ms floor the tests held before (the delay less a
+# tick and a tenth). So each write's latency is
 # held to what the workload timed around its pwrite64 (fs_target.c,
 # CLOCK_MONOTONIC, as BPF's): no more than it, and most of it (the
 # rest is the system call's own work and any preemption outside the file

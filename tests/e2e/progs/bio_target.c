@@ -1,6 +1,7 @@
 /* A workload for the block I/O tools' tests: O_DIRECT reads and writes
  * of a block device at offsets the test names, on command lines from
- * stdin, answering "done" once they have completed.
+ * stdin, answering "done" once they have completed, and each call's time
+ * in ns (CLOCK_MONOTONIC, the clock of the tools' latencies).
  *
  *   r SIZE OFF [OFF...]   one pread of SIZE bytes at each byte offset
  *   w SIZE OFF [OFF...]   one pwrite of SIZE bytes at each byte offset
@@ -11,9 +12,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SIZE (1 << 20)
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,8 +50,10 @@ int main(int argc, char **argv)
 		size = tok ? atol(tok) : 0;
 		if ((op != 'r' && op != 'w') || size <= 0 || size > MAX_SIZE)
 			return 2;
+		fputs("done", stdout);
 		while ((tok = strtok_r(NULL, " \n", &save))) {
 			off_t off = atoll(tok);
+			long long t = now_ns();
 			ssize_t n = op == 'r' ? pread(fd, buf, size, off)
 					      : pwrite(fd, buf, size, off);
 
@@ -49,8 +61,9 @@ int main(int argc, char **argv)
 				perror("pread/pwrite");
 				return 1;
 			}
+			printf(" %lld", now_ns() - t);
 		}
-		puts("done");
+		putchar('\n');
 	}
 	return 0;
 }
