@@ -8,7 +8,8 @@
 #                   between kernels) unless VM_SCOPE=all; every kernel
 #                   but the oldest (5.10), when older than the host's,
 #                   only those of them the host's make check did not
-#                   pass.
+#                   pass; 5.10 too in the files whose tools take no
+#                   path of their own there (tests/e2e/kernel_paths.py).
 #                   VM_KERNELS="6.1" picks kernels; VM_PYTEST_ARGS="-k x"
 #                   passes pytest arguments (tests/vm/check-vm.py: more)
 #   make ARCH=arm64 [STATIC=1]

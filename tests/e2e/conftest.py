@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kernel_paths import SAME_ON_OLDEST
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TRACEKIT_BIN", ROOT / "build" / "bin"))
 # Every tool with BPF programs of its own (bpf/TOOL.bpf.c): the every-tool
@@ -136,6 +138,9 @@ def pytest_collection_modifyitems(config, items):
         if (item.get_closest_marker("kernel")
                 and item.path.stem in ARCH_DEPENDENT):
             item.add_marker(pytest.mark.arch)
+    stale = sorted(set(SAME_ON_OLDEST) - {p.stem for p in Path(__file__).parent.glob("test_*.py")})
+    if stale:
+        raise pytest.UsageError(f"kernel_paths.SAME_ON_OLDEST names no test file: {', '.join(stale)}")
     unmarked = sorted({item.function.__name__ for item in items
                        if KERNEL_FEATURE_CALL.search(inspect.getsource(item.function))
                        and not item.get_closest_marker("kernel")})

@@ -27,7 +27,10 @@ Settings (environment, or make variables on make's command line):
                   that the host's last make check did not pass
                   (BUILD/e2e/junit.xml); default every series but the
                   oldest (5.10), each when the host's kernel is newer;
-                  space-separated; "" for none
+                  space-separated; "" for none. The oldest then runs all
+                  but what the host passed of the files that
+                  tests/e2e/kernel_paths.py says take no path of their
+                  own there
   VM_PYTEST_ARGS  extra pytest arguments, e.g. "-k execsnoop -x"; naming
                   test files (tests/e2e/test_x.py) replaces tests/e2e
   VM_JOBS         VMs run at once (default 2)
@@ -350,8 +353,9 @@ def host_covers(kernels, scope, named):
     host did not pass (kernel functions, which this host cannot trace, and
     what the host skipped or failed): a code path it takes where the host
     takes another is one for an older kernel, which the oldest series runs
-    in full, or one for a feature this host lacks, whose tests the host
-    did not pass. VM_HOST_COVERS names the series instead (space-separated;
+    (all of it but what tests/e2e/kernel_paths.py says is the same there:
+    oldest_selection), or one for a feature this host lacks, whose tests
+    the host did not pass. VM_HOST_COVERS names the series instead (space-separated;
     "" for none)."""
     setting = os.environ.get("VM_HOST_COVERS")
     if scope != "kernel" or named:
@@ -366,6 +370,24 @@ def host_covers(kernels, scope, named):
     oldest = min(kernels, key=version)   # of this run: it runs in full
     host = version(os.uname().release)
     return {k for k in kernels if k != oldest and host > version(k)}
+
+
+def oldest_selection(ids, info, args):
+    """Of ids, for the oldest series: every test but those of the files
+    whose tools take no path of their own there (kernel_paths.py) that
+    the host's last run passed."""
+    sys.path.insert(0, os.path.join(ROOT, "tests/e2e"))
+    from kernel_paths import SAME_ON_OLDEST
+    passed, why = host_passed(args.host_results, args.bin)
+    if passed is None:
+        say(f"{info['release']}: every test marked kernel ({why})")
+        return ids
+    same = {f"tests/e2e/{stem}.py" for stem in SAME_ON_OLDEST}
+    mine = [i for i in ids if i.split("::", 1)[0] not in same or i not in passed]
+    say(f"{info['release']}: {len(mine)} tests marked kernel: all but the {len(ids) - len(mine)} "
+        f"the host passed in the files whose tools take no path of their own there "
+        f"(tests/e2e/kernel_paths.py)")
+    return mine
 
 
 def beyond_host(ids, info, args):
@@ -457,7 +479,11 @@ def main():
     named = any(a.startswith("tests/") and os.path.exists(os.path.join(ROOT, a.split("::")[0]))
                 for a in shlex.split(os.environ.get("VM_PYTEST_ARGS", "")))
     covers = host_covers(kernels, scope, named)
-    ids = collect(pytest_args) if (args.shards > 1 or covers) and not named else None
+    # The oldest series runs what takes a path of its own there
+    # (oldest_selection), where the host's results count.
+    oldest = min(kernels, key=version) if scope == "kernel" and not named and \
+        os.environ.get("VM_HOST_COVERS") is None else None
+    ids = collect(pytest_args) if (args.shards > 1 or covers or oldest) and not named else None
     if ids == []:
         die("no test is selected: " + shlex.join(["-m", "kernel"] + pytest_args))
     jobs = []   # (kernel index, shard or None, weight)
@@ -474,6 +500,8 @@ def main():
             if not mine:
                 skipped[i] = "the host passed every test marked kernel"
                 continue
+        elif info["series"] == oldest and version(os.uname().release) > version(oldest):
+            mine = oldest_selection(ids, info, args)
         files = per_file(mine)
         # The last run's seconds where there was one, else the count of
         # tests (about a second and a half each under TCG).
