@@ -25,7 +25,8 @@ of the thread's CPU time while the tool sampled), and how many of
 stk-manysyms' samples each names by function.
 
   /usr/bin/python3 bench/profile_cpu.py [--runs 3] [--seconds 10] [--hz 999]
-      [--nfuncs 20000] [--bin build/bin]
+      [--nfuncs 20000] [--bin build/bin] [--peers libbpf-tools,bpftrace]
+      [--base-bin OTHER/build/bin]
 
 Prints a markdown table on stdout; progress on stderr."""
 import argparse
@@ -260,19 +261,34 @@ def main():
     ap.add_argument("--nfuncs", type=int, default=20000)
     ap.add_argument("--bin", default=str(ROOT / "build/bin"))
     ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--peers", default="libbpf-tools,bpftrace",
+                    help="which peers to run, comma-separated (bpftrace takes 2 min a run)")
+    ap.add_argument("--base-bin", help="also run this build's profile, as a peer (an A/B of "
+                    "two builds of tracekit in the same runs)")
     args = ap.parse_args()
+    wanted = set(args.peers.split(",")) - {""}
+    if wanted - {"libbpf-tools", "bpftrace"}:
+        sys.exit(f"--peers: unknown {', '.join(sorted(wanted - {'libbpf-tools', 'bpftrace'}))}"
+                 "; the peers are libbpf-tools and bpftrace")
     prof = Path(args.bin) / "profile"
     if not prof.exists():
         sys.exit(f"{prof} is not built; run make")
-    if not shutil.which("bpftrace"):
-        sys.exit("no peer: apt-get install bpftrace")
-    peers = {
-        "libbpf-tools": ("libbpf-tools profile 0.31",
-                         functools.partial(libbpf_tools, fetch_libbpf_tools_profile(
-                             Path(args.build) / "bench/peers"))),
-        "bpftrace": ("bpftrace " + subprocess.run(["bpftrace", "--version"], capture_output=True,
-                                                  text=True).stdout.split()[-1], bpftrace),
-    }
+    peers = {}
+    if "libbpf-tools" in wanted:
+        peers["libbpf-tools"] = ("libbpf-tools profile 0.31",
+                                 functools.partial(libbpf_tools, fetch_libbpf_tools_profile(
+                                     Path(args.build) / "bench/peers")))
+    if args.base_bin:
+        base = Path(args.base_bin) / "profile"
+        if not base.exists():
+            sys.exit(f"--base-bin: {base} is not built")
+        peers["base"] = (f"tracekit profile ({args.base_bin})",
+                         lambda hz, window: tracekit(base, hz, window))
+    if "bpftrace" in wanted:
+        if not shutil.which("bpftrace"):
+            sys.exit("no peer: apt-get install bpftrace")
+        peers["bpftrace"] = ("bpftrace " + subprocess.run(
+            ["bpftrace", "--version"], capture_output=True, text=True).stdout.split()[-1], bpftrace)
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)

@@ -155,11 +155,12 @@ struct {
  * the address space it had then: exec gives a process a new mm (the new
  * one is allocated while the old lives, so the two never share an
  * address), which is how a new image is told from new code in the old;
- * and how many mappings it had (TK_STACK_PID_MAPS). */
+ * and how many mappings and pages of code it had (TK_STACK_PID_MAPS). */
 struct tk_stack_noted_val {
 	u64 when;
 	u64 mm;
 	s64 map_count;
+	u64 exec_vm;
 };
 
 struct {
@@ -343,14 +344,17 @@ static __always_inline void tk_stack_note(void *ctx, u32 tgid,
 		.when = bpf_ktime_get_ns(),
 		.mm = (u64)mm,
 		.map_count = mm ? BPF_CORE_READ(mm, map_count) : 0,
+		.exec_vm = mm ? BPF_CORE_READ(mm, exec_vm) : 0,
 	}, *last;
 
 	last = bpf_map_lookup_elem(&tk_stack_noted, &tgid);
-	if (last && last->mm != now.mm)
+	if (!last)
+		ev.flags = TK_STACK_PID_NEW;
+	else if (last->mm != now.mm)
 		ev.flags = TK_STACK_PID_EXEC;
-	else if (last && last->map_count != now.map_count)
+	else if (last->map_count != now.map_count || last->exec_vm != now.exec_vm)
 		ev.flags = TK_STACK_PID_MAPS;
-	else if (last && now.when - last->when < TK_STACK_RENOTE_NS)
+	else if (now.when - last->when < TK_STACK_RENOTE_NS)
 		return;
 	bpf_map_update_elem(&tk_stack_noted, &tgid, &now, BPF_ANY);
 	if (mm && BPF_CORE_READ(mm, exe_file) == BPF_CORE_READ(parent, mm, exe_file))

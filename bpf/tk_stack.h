@@ -82,10 +82,12 @@ enum tk_stack_err {
 
 /* An event on tk_events: a process seen for the first time, whose
  * mappings userspace snapshots at once (it may be gone by exit). */
-/* A process's pid event is sent at most this often (new stacks of it
- * may run code mapped since); userspace re-reads its mappings no more
- * often either. Sending one per new stack woke the reader thousands of
- * times a second on a many-function workload. */
+/* A process's pid event is sent at most this often when nothing that
+ * BPF can see of its address space changed (flags 0): userspace then
+ * re-reads only its JIT map (perf-PID.map), which may name code written
+ * since into mappings it had. Sending one per new stack woke the reader
+ * thousands of times a second on a many-function workload; re-reading
+ * /proc/PID/maps on each was a third of profile's CPU (issue 20). */
 #define TK_STACK_RENOTE_NS (50 * 1000 * 1000ULL)
 
 /* flags: the process runs another image (it exec'ed) since it was last
@@ -95,13 +97,19 @@ enum tk_stack_err {
  * exit unread (seen under QEMU's TCG, where a spinner's samples all fall
  * on one address and so make one new key only). */
 #define TK_STACK_PID_EXEC 1
-/* flags: the process has more or fewer mappings than when it was last
- * noted: a new stack may run code mapped since (a process first noted in
- * the dynamic loader, whose main starts spinning before the rate limit
- * lets a new notice through, then makes no new key until it exits: seen
- * under TCG, main's caller in libc left unread). Sent at once, per new
- * key only, as exec's. */
+/* flags: the process has more or fewer mappings, or more or less
+ * read-only code (mm->exec_vm), than when it was last noted: a new stack
+ * may run code mapped since (a process first noted in the dynamic loader,
+ * whose main starts spinning before the rate limit lets a new notice
+ * through, then makes no new key until it exits: seen under TCG, main's
+ * caller in libc left unread). Sent at once, per new key only, as
+ * exec's. A library unmapped and another of the same size mapped in its
+ * place in as many mappings goes unseen until output, where a live
+ * process's unknown addresses have its mappings read again. */
 #define TK_STACK_PID_MAPS 2
+/* flags: BPF has no record of the process (new, or its record evicted
+ * from the LRU map): userspace reads its mappings whole. */
+#define TK_STACK_PID_NEW 4
 
 struct tk_stack_pid_event {
 	unsigned int tgid;

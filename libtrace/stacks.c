@@ -310,10 +310,8 @@ static struct noted_slot *noted_slot(uint32_t tgid)
 	return &noted.slots[i];
 }
 
-/* True when tgid should be noted now. A new stack of a process noted
- * earlier may run code it mapped since (a process noted in the dynamic
- * loader, before its libraries were mapped): noting again merges the new
- * mappings in. BPF sends a process's event at most every
+/* True when tgid's notice should be acted on now. BPF sends one of a
+ * process whose address space looks unchanged at most every
  * TK_STACK_RENOTE_NS; what comes sooner than half that is two CPUs
  * racing, and is dropped. */
 static bool note_due(uint32_t tgid)
@@ -344,12 +342,20 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	const struct tk_stack_pid_event *ev = data;
 
 	(void)ctx;
+	bool due;
+
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
+	due = note_due(ev->tgid);
 	/* After an exec or a change of mappings, at once: stacks in code
-	 * not read yet have begun. */
-	if (note_due(ev->tgid) || (ev->flags & (TK_STACK_PID_EXEC | TK_STACK_PID_MAPS)))
+	 * not read yet have begun. A new process: its mappings whole. A
+	 * process whose address space BPF saw unchanged: only its JIT map
+	 * may have grown (a JIT writes code into mappings it has). */
+	if ((ev->flags & (TK_STACK_PID_EXEC | TK_STACK_PID_MAPS)) ||
+	    (due && (ev->flags & TK_STACK_PID_NEW)))
 		tk_syms_note_fork(symbolizer(), ev->tgid, ev->ppid);
+	else if (due)
+		tk_syms_note_jit(symbolizer(), ev->tgid);
 	return 0;
 }
 

@@ -948,6 +948,18 @@ int tk_syms_note_fork(struct tk_syms *s, pid_t pid, pid_t parent)
 	return 0;
 }
 
+int tk_syms_note_jit(struct tk_syms *s, pid_t pid)
+{
+	struct proc *p = proc_find(s, pid);
+	struct stat st;
+
+	if (!p)
+		return tk_syms_note_pid(s, pid);
+	if (p->jit_path && !stat(p->jit_path, &st) && st.st_size != p->jit_size)
+		jit_read(p);
+	return 0;
+}
+
 int tk_syms_user(struct tk_syms *s, pid_t pid, unsigned long long addr,
 		 struct tk_sym *out, int max)
 {

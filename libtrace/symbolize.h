@@ -62,6 +62,12 @@ int tk_syms_note_pid(struct tk_syms *s, pid_t pid);
  * read: parent's (a forked child that had not exec'd has its parent's
  * mappings; one that exits at once is gone before it is read). */
 int tk_syms_note_fork(struct tk_syms *s, pid_t pid, pid_t parent);
+/* For a process noted before whose mappings are known to be the same
+ * (the stack tools' BPF watches its mm, mapping count and code size):
+ * re-read its JIT map only, if it has grown; a process not noted yet is
+ * noted whole (tk_syms_note_pid). Far cheaper than reading
+ * /proc/PID/maps again. 0, or -errno. */
+int tk_syms_note_jit(struct tk_syms *s, pid_t pid);
 
 struct tk_sym {
 	const char *name;    /* function; NULL when unknown */

@@ -631,6 +631,34 @@ static void test_jit_perf_map(void **state)
 	tk_syms_free(s);
 }
 
+/* tk_syms_note_jit: the stack tools' cheap renotice. Whole for a
+ * process not noted yet; after that the JIT map only, so entries written
+ * since name the process's code after it is gone. */
+static void test_note_jit(void **state)
+{
+	struct tk_syms *s = new_syms(false, NULL);
+	struct child c;
+	unsigned long long jit, global;
+	pid_t pid;
+
+	(void)state;
+	spawn(&c, tpath("pie"), "jit", NULL);
+	jit = addr_of(&c, "jit");
+	global = addr_of(&c, "tk_global_func");
+	assert_int_equal(tk_syms_note_jit(s, c.pid), 0);
+	tell(&c, "jit2");
+	read_lines(&c, true);
+	assert_int_equal(tk_syms_note_jit(s, c.pid), 0);
+	pid = c.pid;
+	tell(&c, "exit");
+	reap(&c);
+	expect_user(s, pid, global + 1, "tk_global_func", "pie", 1);
+	expect_user(s, pid, jit + 0x40, "jit: hot loop [tier 2]", "[jit]", 0);
+	expect_user(s, pid, jit + 0x80f, "jit_second", "[jit]", 0xf);
+	assert_int_equal(tk_syms_note_jit(s, pid), 0);   /* known: no /proc read */
+	tk_syms_free(s);
+}
+
 static void test_mount_namespace(void **state)
 {
 	struct tk_syms *s = new_syms(false, NULL);
@@ -824,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_build_id_debug_dir),
 		cmocka_unit_test(test_inline_frames),
 		cmocka_unit_test(test_jit_perf_map),
+		cmocka_unit_test(test_note_jit),
 		cmocka_unit_test(test_mount_namespace),
 		cmocka_unit_test(test_short_lived),
 		cmocka_unit_test(test_dlopen_renote),
