@@ -87,7 +87,8 @@ enum tk_stack_err {
  * re-reads only its JIT map (perf-PID.map), which may name code written
  * since into mappings it had. Sending one per new stack woke the reader
  * thousands of times a second on a many-function workload; re-reading
- * /proc/PID/maps on each was a third of profile's CPU (issue 20). */
+ * /proc/PID/maps on each made most of profile's open and read calls
+ * there (844 openat in 10 s; 79 now). */
 #define TK_STACK_RENOTE_NS (50 * 1000 * 1000ULL)
 
 /* flags: the process runs another image (it exec'ed) since it was last

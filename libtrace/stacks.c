@@ -340,10 +340,9 @@ static struct tk_syms *symbolizer(void)
 static int on_pid_event(void *ctx, const void *data, size_t size)
 {
 	const struct tk_stack_pid_event *ev = data;
-
-	(void)ctx;
 	bool due;
 
+	(void)ctx;
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
 	due = note_due(ev->tgid);
