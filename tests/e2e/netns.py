@@ -249,9 +249,7 @@ addr, port, n, m = sys.argv[1:]
 s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
 s.connect((addr, int(port)))
 s.sendall(b"c" * int(n))
-got = 0
-while got < int(m):
-    got += len(s.recv(int(m) - got))
+take(s, int(m))
 s.shutdown(socket.SHUT_WR)
 while s.recv(65536):
     pass
