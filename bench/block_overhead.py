@@ -29,6 +29,12 @@ tool with -j -d on the loop disk, over one burst at full speed; the
 requests it reports against the reads made, and its loss record.
 
     /usr/bin/python3 bench/block_overhead.py [--rounds 7] [--reads 20000]
+    /usr/bin/python3 bench/block_overhead.py --cost-only [--cost-runs 9] \
+        [--base-bin OTHER/build/bin]
+
+--cost-only measures the BPF cost alone, quickly, for a change's A/B:
+--base-bin adds another build's biolatency beside this one's, in the
+same runs.
 
 Prints a markdown section on stdout (for bench/results.py block);
 progress on stderr. Needs root, cc, losetup, libbpf-tools."""
@@ -117,6 +123,34 @@ def bpf_cost(tracer, prog, dev, reads):
     return runs, sum(t for _, t in diff.values()) / max(runs, 1)
 
 
+def cost_runs(tracers, prog, dev, args):
+    """{tracer: [(requests, ns per request)]}: args.cost_runs runs of each,
+    the tracers in turn, with the kernel's BPF statistics on."""
+    stats_fd = enable_bpf_stats()
+    try:
+        cost = {t.name: [] for t in tracers}
+        for t in tracers:
+            t.per_prog = {}
+        for _ in range(args.cost_runs):
+            for t in tracers:
+                cost[t.name].append(bpf_cost(t, prog, dev, args.reads))
+    finally:
+        os.close(stats_fd)
+    return cost
+
+
+def print_cost_only(tracers, cost):
+    """--cost-only's report: each tool's BPF ns per request, each run and
+    the median, and the ratio of tracekit's to libbpf-tools'."""
+    ns = {n: statistics.median(c for _, c in v) for n, v in cost.items()}
+    peer = ns["libbpf-tools biolatency"]
+    for t in tracers:
+        runs = " ".join(f"{c:.0f}" for _, c in cost[t.name])
+        progs = ", ".join(f"{p} {statistics.median(v):.0f}" for p, v in sorted(t.per_prog.items()))
+        print(f"{t.name}: median {ns[t.name]:.0f} ns per request, {ns[t.name] / peer:.3f} of "
+              f"libbpf-tools' (runs: {runs}; per program: {progs})")
+
+
 def losses(tool, disk, prog, dev, reads):
     """(requests reported, loss record) of tool -j -d disk over one burst."""
     t = Tracer(f"{tool.name} -j", [str(tool), "-j", "-d", disk], "fd", drain=True)
@@ -136,7 +170,14 @@ def main():
     ap.add_argument("--reads", type=int, default=20000, help="reads per burst")
     ap.add_argument("--bursts", type=int, default=3, help="bursts per run (fastest taken)")
     ap.add_argument("--bin", default=os.environ.get("TRACEKIT_BIN", str(ROOT / "build/bin")))
+    ap.add_argument("--cost-runs", type=int, default=3, help="BPF cost runs per tool")
+    ap.add_argument("--cost-only", action="store_true",
+                    help="only the BPF cost runs: no wall-clock rounds, no loss runs")
+    ap.add_argument("--base-bin", help="with --cost-only: this build's biolatency too (an A/B "
+                    "of a change)")
     args = ap.parse_args()
+    if args.base_bin and not args.cost_only:
+        die("--base-bin goes with --cost-only")
     if os.geteuid() != 0:
         die("run as root: it loads BPF programs and makes a loop device")
     tk = {n: Path(args.bin) / n for n in ("biolatency", "biosnoop")}
@@ -171,6 +212,14 @@ def main():
             Tracer(FLOOR, [f"{tmp}/floor", f"{tmp}/floor.bpf.o", "floor_issue",
                            "floor_complete"], "line"),
         ]
+        if args.cost_only:
+            if args.base_bin:
+                tracers.insert(1, Tracer(f"tracekit biolatency ({args.base_bin})",
+                                         [str(Path(args.base_bin) / "biolatency")], "fd",
+                                         expect=hist))
+            cost = cost_runs(tracers, prog, dev, args)
+            print_cost_only(tracers, cost)
+            return
         snoop_err = peer_error([str(peer["biosnoop"]), "-v"])
         if snoop_err is None:
             tracers.append(Tracer("libbpf-tools biosnoop", ["stdbuf", "-oL",
@@ -179,16 +228,7 @@ def main():
         base = alternate(tracers, lambda: measure(prog, dev, args.reads, args.bursts),
                          args.rounds)
         lost = {n: losses(tk[n], disk, prog, dev, args.reads) for n in tk}
-        stats_fd = enable_bpf_stats()
-        try:
-            cost = {t.name: [] for t in tracers}
-            for t in tracers:
-                t.per_prog = {}
-            for _ in range(3):
-                for t in tracers:
-                    cost[t.name].append(bpf_cost(t, prog, dev, args.reads))
-        finally:
-            os.close(stats_fd)
+        cost = cost_runs(tracers, prog, dev, args)
     finally:
         if dev:
             subprocess.run(["losetup", "--detach", dev], check=False)
@@ -243,7 +283,8 @@ def main():
     ns = {n: statistics.median(c for _, c in v) for n, v in cost.items()}
     lines += ["", "BPF run time per request (kernel BPF stats, BPF_ENABLE_STATS: each "
               "tool's programs' run time over one burst, divided by the runs of its "
-              "busiest program, median of 3 runs each: the tools' own cost, which the "
+              f"busiest program, median of {args.cost_runs} runs each: the tools' own cost, "
+              "which the "
               "wall-clock overhead above shows through this shared machine's noise):", ""]
     for t in tracers:
         progs = ", ".join(f"{p} {statistics.median(v):.0f}" for p, v in sorted(t.per_prog.items()))
