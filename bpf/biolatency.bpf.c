@@ -107,7 +107,8 @@ static __always_inline int complete(void *ctx, struct request *rq, int error)
 	return 0;
 }
 
-/* Completion, after an issue that kept only its time (TK_BLOCK_STAMPS):
+/* Completion, after an issue that kept only its time (TK_BLOCK_STAMPS),
+ * or left it to the kernel's stamp:
  * the disk, flags and queue time are read now, from the request. */
 static __always_inline int complete_stamped(void *ctx, struct request *rq,
 					    unsigned int nr_bytes)
@@ -116,7 +117,8 @@ static __always_inline int complete_stamped(void *ctx, struct request *rq,
 	u32 dev = 0;
 	s64 delta;
 
-	if (!tk_block_stamp_take((u64)rq, &issue_ns))
+	if (!tk_block_kernel_stamped(rq, &issue_ns) &&
+	    !tk_block_stamp_take((u64)rq, &issue_ns))
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (tk_block_dev || per_disk) {

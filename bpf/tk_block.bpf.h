@@ -308,6 +308,9 @@ static __always_inline int tk_block_issue_keep(void *ctx, struct request *rq)
  * tk_block_configure loads these programs only where the kernel takes
  * it (tk_bpf_has_atomics), the hash map path elsewhere.
  *
+ * Where the kernel stamps the request itself, neither program touches a
+ * slot (tk_block_kernel_stamps, below).
+ *
  * raw_tp only: a tp_btf program's request is a typed pointer, and the
  * verifier refuses the arithmetic of the hash on it. */
 #define TK_BLOCK_STAMP_SLOTS 8192   /* a power of 2 */
@@ -386,12 +389,68 @@ static __always_inline bool tk_block_stamp_take(__u64 rq, __u64 *issue_ns)
 	return true;
 }
 
+/* The kernel's own stamp. A queue that keeps I/O statistics
+ * (QUEUE_FLAG_STATS: writeback throttling, which Debian's kernels turn
+ * on for most disks, or I/O latency control) stamps each request it
+ * starts, but a passthrough command, in rq->io_start_time_ns and marks
+ * it RQF_STATS, right after block_rq_issue. There the issue program
+ * writes nothing and completion reads the kernel's stamp from the
+ * request, which the completion path has just read anyway: the slot,
+ * written on the issuing CPU and read on the completing one, was most of
+ * a request's cost (a cache line from CPU to CPU, both ways). Since
+ * 6.9 the stamp may be the time the task's plug first took
+ * (blk_time_get_ns), by at most the CPU time it ran since without
+ * sleeping. The bits were #defines (these values, from 5.0) before they
+ * became enumerators in the kernel's BTF; tk_block_configure sets them
+ * from there. A queue that
+ * starts or stops keeping statistics between a request's issue and the
+ * kernel's test right after it is not seen: a request left uncounted, or
+ * a slot left to its next issue, counted as a completion never seen. */
+const volatile __u32 tk_block_qflag_stats = 20;       /* QUEUE_FLAG_STATS */
+const volatile __u32 tk_block_rqf_stats = 1u << 17;   /* RQF_STATS */
+
+/* A passthrough command (REQ_OP_DRV_IN/OUT, and SCSI_IN/OUT on older
+ * kernels): the kernel does not stamp it, or on older kernels stamps it
+ * too; either way its issue time is kept in a slot. */
+static __always_inline bool tk_block_passthrough(struct request *rq)
+{
+	__u32 op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+
+	return op >= 32 && op <= 35;
+}
+
+/* At issue: will the kernel stamp rq (its queue's flag, read before the
+ * kernel reads it)? */
+static __always_inline bool tk_block_kernel_stamps(struct request *rq)
+{
+	__u64 qflags = BPF_CORE_READ(rq, q, queue_flags);
+
+	return (qflags >> (tk_block_qflag_stats & 63)) & 1 &&
+	       !tk_block_passthrough(rq);
+}
+
+/* At completion: rq's issue time from the kernel's stamp into
+ * *issue_ns; false when the kernel did not stamp it. */
+static __always_inline bool tk_block_kernel_stamped(struct request *rq,
+						    __u64 *issue_ns)
+{
+	__u32 rq_flags = BPF_CORE_READ(rq, rq_flags);
+
+	if (!(rq_flags & tk_block_rqf_stats) || tk_block_passthrough(rq))
+		return false;
+	*issue_ns = BPF_CORE_READ(rq, io_start_time_ns);
+	return *issue_ns != 0;
+}
+
 /* The tool's programs for this path: raw_tp only (above). */
 #define TK_BLOCK_STAMP_PROGS(complete_fn)                                   \
 	SEC("raw_tp/block_rq_issue")                                        \
 	int BPF_PROG(stamp_rq_issue_raw_tp)                                 \
 	{                                                                   \
-		tk_block_stamp_issue((__u64)tk_block_rq(ctx));              \
+		struct request *rq = tk_block_rq(ctx);                      \
+									    \
+		if (!tk_block_kernel_stamps(rq))                            \
+			tk_block_stamp_issue((__u64)rq);                    \
 		return 0;                                                   \
 	}                                                                   \
 	SEC("raw_tp/block_rq_complete")                                     \

@@ -76,6 +76,26 @@ const char *tk_disk_name(unsigned int dev)
 	return names[nnames++].name;
 }
 
+/* The bits of the kernel's own issue stamp (tk_block_kernel_stamps in
+ * bpf/tk_block.bpf.h): the enumerators in its BTF on kernels that made
+ * them enumerators, else the BPF's defaults (the #defines before). */
+static int set_stats_bits(struct bpf_object *obj)
+{
+	long long v;
+	__u32 bit, mask;
+	int err = 0;
+
+	if (!tk_kernel_enumerator("QUEUE_FLAG_STATS", &v) && v >= 0 && v < 64) {
+		bit = v;
+		err = tk_set_rodata(obj, "tk_block_qflag_stats", &bit, sizeof(bit));
+	}
+	if (!err && !tk_kernel_enumerator("__RQF_STATS", &v) && v >= 0 && v < 32) {
+		mask = 1u << v;
+		err = tk_set_rodata(obj, "tk_block_rqf_stats", &mask, sizeof(mask));
+	}
+	return err;
+}
+
 int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 {
 	bool who_on = who || tk_filter_any();
@@ -99,6 +119,8 @@ int tk_block_configure(struct bpf_object *obj, unsigned int dev, bool who)
 	 * else the hash map of whole issue states. */
 	if (bpf_object__find_program_by_name(obj, "stamp_rq_issue_raw_tp")) {
 		if (!who_on && tk_bpf_has_atomics()) {
+			if (!err || err == -ENOENT)
+				err = set_stats_bits(obj);
 			tk_programs_off(obj, "block_rq_issue_");
 			tk_programs_off(obj, "block_rq_complete_");
 			tk_programs_off(obj, "block_rq_requeue_");

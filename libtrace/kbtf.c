@@ -80,3 +80,35 @@ bool tk_kernel_has_func(const char *name)
 
 	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
 }
+
+int tk_kernel_enumerator(const char *name, long long *value)
+{
+	const struct btf *btf = tk_kernel_btf();
+	__u32 id, n, i;
+
+	if (!btf)
+		return -ENOENT;
+	n = btf__type_cnt(btf);
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+
+		if (btf_is_enum(t)) {
+			const struct btf_enum *e = btf_enum(t);
+
+			for (i = 0; i < btf_vlen(t); i++, e++)
+				if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
+					*value = btf_kflag(t) ? (long long)e->val : (long long)(__u32)e->val;
+					return 0;
+				}
+		} else if (btf_is_enum64(t)) {
+			const struct btf_enum64 *e = btf_enum64(t);
+
+			for (i = 0; i < btf_vlen(t); i++, e++)
+				if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
+					*value = (long long)btf_enum64_value(e);
+					return 0;
+				}
+		}
+	}
+	return -ENOENT;
+}

@@ -33,4 +33,9 @@ bool tk_tp_arg_is_struct_ptr(const char *name, int i, const char *struct_name);
  * compiler inlined everywhere is not there and cannot be probed. */
 bool tk_kernel_has_func(const char *name);
 
+/* The value of the kernel's enumerator NAME (a constant of any enum,
+ * named or not) into *value: 0, or -ENOENT when its BTF has none (a
+ * kernel where the constant is still a #define). */
+int tk_kernel_enumerator(const char *name, long long *value);
+
 #endif

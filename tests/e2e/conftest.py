@@ -387,6 +387,25 @@ def json_lines(text):
     return records
 
 
+def tool_map_id(tool_pid, name):
+    """The id of the BPF map called name that the tool holds open."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{tool_pid}/fdinfo"):
+        try:
+            with open(f"/proc/{tool_pid}/fdinfo/{fd}") as f:
+                ids.update(int(line.split()[1]) for line in f if line.startswith("map_id:"))
+        except FileNotFoundError:
+            pass
+    found = []
+    for i in ids:
+        r = subprocess.run(["bpftool", "map", "show", "id", str(i), "-j"],
+                           capture_output=True, text=True, check=True)
+        if json.loads(r.stdout).get("name") == name:
+            found.append(i)
+    assert len(found) == 1, found
+    return found[0]
+
+
 def loss_record(records):
     """The one {"type": "loss"} record a JSON run ends with, without its
     "runs_missed" (checked to be a count): the runs of the tool's

@@ -2,11 +2,13 @@
 reads and writes of loop devices; the histograms must count exactly
 those, per disk, per flags, and for the disk or process filtered."""
 import json
+import subprocess
+import time
 
 import pytest
 
 from blockdev import BioTarget, bio_target, loopdev, loopdev_b  # noqa: F401
-from conftest import Tool, json_lines, loss_record, run
+from conftest import Tool, json_lines, loss_record, run, tool_map_id
 
 READS = [4096 * k for k in (40, 3, 17, 9, 100, 61, 25)]
 WRITES = [65536 * k for k in (7, 2, 12)]
@@ -95,6 +97,45 @@ def test_each_interval_counts_its_own_requests(loopdev, bio_target):
         out, err, rc = t.stop()
     assert rc == 0, err
     assert sum(h["total"] for h in hists(out)) == len(WRITES), (seen, out)
+
+
+@pytest.mark.kernel
+def test_kernel_stamp_where_the_queue_keeps_statistics(loopdev, bio_target):
+    """A queue with writeback throttling keeps I/O statistics: the kernel
+    stamps each request's start (rq->io_start_time_ns, RQF_STATS), and
+    biolatency takes that stamp instead of writing its own slot
+    (bpf/tk_block.bpf.h). Every read is counted, and no slot of
+    tk_block_stamps got an issue time while the reads were made: proof
+    that the flag bits tk_block_configure set (the kernel's BTF
+    enumerators, or the #defines of kernels before them) are this
+    kernel's. A wrong bit shows as a slot written, or as reads missing.
+    The test's disk is the only one it makes I/O on; a disk that keeps no
+    statistics (bfq turns throttling off) doing I/O meanwhile would write
+    slots too: none does on the machines this runs on."""
+    wbt = f"/sys/block/{loopdev.name}/queue/wbt_lat_usec"
+    try:
+        with open(wbt, "w") as f:   # on (it is by default): 2 ms, the default
+            f.write("2000")
+    except OSError as e:
+        pytest.skip(f"no writeback throttling to turn on ({wbt}: {e.strerror}), so "
+                    "the kernel keeps no I/O statistics on this disk")
+    with Tool("biolatency", "-j", "-d", loopdev.name) as t, \
+            BioTarget(bio_target, loopdev.path) as w:
+        start = time.monotonic_ns()
+        w.read(4096, READS)
+        w.write(65536, WRITES)
+        end = time.monotonic_ns()
+        r = subprocess.run(["bpftool", "map", "dump", "id",
+                            str(tool_map_id(t.proc.pid, "tk_block_stamps")), "-j"],
+                           capture_output=True, text=True, check=True)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    (h,) = hists(out)
+    assert h["total"] == len(READS) + len(WRITES)
+    slots = [e["formatted"]["value"] for e in json.loads(r.stdout)]
+    assert len(slots) == 8192
+    written = [v for v in slots if start <= v["issue_ns"] <= end]
+    assert written == []
 
 
 def test_text_histogram_per_disk_with_extension(loopdev, bio_target):

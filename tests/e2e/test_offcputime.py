@@ -14,7 +14,6 @@ clock) from before its first sleep to after its last, and a thread cannot
 be off CPU longer than that, however late a loaded machine wakes it (on
 an idle one the excess is about 0.1 ms per sleep)."""
 import json
-import os
 import re
 import subprocess
 
@@ -22,7 +21,8 @@ import pytest
 
 from conftest import (EMULATED_CPU, FRAME_POINTERS, ROOT, SYSCALL_ENTRY, Tool, Workload,
                       agent_switches, assert_annotated, json_lines, loss_record,
-                      next_instruction_offsets, own_cgroup, require, run, tool_path, wait_noted)
+                      next_instruction_offsets, own_cgroup, require, run, tool_map_id,
+                      tool_path, wait_noted)
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -453,25 +453,6 @@ def test_thread_kind_filters(prog, flag, kernel_threads):
         assert any(r["user"][-3:] == CHAIN for r in mine), mine
 
 
-def map_id(tool_pid, name):
-    """The id of the BPF map called name that the tool holds open."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{tool_pid}/fdinfo"):
-        try:
-            with open(f"/proc/{tool_pid}/fdinfo/{fd}") as f:
-                ids.update(int(line.split()[1]) for line in f if line.startswith("map_id:"))
-        except FileNotFoundError:
-            pass
-    found = []
-    for i in ids:
-        r = subprocess.run(["bpftool", "map", "show", "id", str(i), "-j"],
-                           capture_output=True, text=True, check=True)
-        if json.loads(r.stdout).get("name") == name:
-            found.append(i)
-    assert len(found) == 1, found
-    return found[0]
-
-
 @pytest.mark.kernel
 def test_exited_threads_leave_no_start_entry():
     """The start map holds only threads that are off CPU now: a thread's
@@ -484,7 +465,7 @@ def test_exited_threads_leave_no_start_entry():
             p.wait()
             pids.append(p.pid)
         r = subprocess.run(["bpftool", "map", "dump", "id",
-                            str(map_id(tool.proc.pid, "start")), "-j"],
+                            str(tool_map_id(tool.proc.pid, "start")), "-j"],
                            capture_output=True, text=True, check=True)
         out, err, rc = tool.stop()
     assert rc == 0, err
