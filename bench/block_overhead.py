@@ -139,16 +139,20 @@ def cost_runs(tracers, prog, dev, args):
     return cost
 
 
-def print_cost_only(tracers, cost):
+def print_cost_only(tracers, cost, snoop_err):
     """--cost-only's report: each tool's BPF ns per request, each run and
-    the median, and the ratio of tracekit's to libbpf-tools'."""
+    the median, and its ratio to libbpf-tools' same tool (biolatency's
+    for the floor)."""
     ns = {n: statistics.median(c for _, c in v) for n, v in cost.items()}
-    peer = ns["libbpf-tools biolatency"]
     for t in tracers:
+        tool = "biosnoop" if "biosnoop" in t.name else "biolatency"
+        peer = ns.get(f"libbpf-tools {tool}")
         runs = " ".join(f"{c:.0f}" for _, c in cost[t.name])
         progs = ", ".join(f"{p} {statistics.median(v):.0f}" for p, v in sorted(t.per_prog.items()))
-        print(f"{t.name}: median {ns[t.name]:.0f} ns per request, {ns[t.name] / peer:.3f} of "
-              f"libbpf-tools' (runs: {runs}; per program: {progs})")
+        vs = f"{ns[t.name] / peer:.3f} of libbpf-tools' {tool}" if peer else \
+            f"libbpf-tools' {tool} cannot load: {snoop_err}"
+        print(f"{t.name}: median {ns[t.name]:.0f} ns per request, {vs} (runs: {runs}; "
+              f"per program: {progs})")
 
 
 def losses(tool, disk, prog, dev, reads):
@@ -212,19 +216,19 @@ def main():
             Tracer(FLOOR, [f"{tmp}/floor", f"{tmp}/floor.bpf.o", "floor_issue",
                            "floor_complete"], "line"),
         ]
+        snoop_err = peer_error([str(peer["biosnoop"]), "-v"])
+        if snoop_err is None:
+            tracers.append(Tracer("libbpf-tools biosnoop", ["stdbuf", "-oL",
+                                                            str(peer["biosnoop"])],
+                                  "line", expect=rf"\s{disk}\s+R\s", drain=True))
         if args.cost_only:
             if args.base_bin:
                 tracers.insert(1, Tracer(f"tracekit biolatency ({args.base_bin})",
                                          [str(Path(args.base_bin) / "biolatency")], "fd",
                                          expect=hist))
             cost = cost_runs(tracers, prog, dev, args)
-            print_cost_only(tracers, cost)
+            print_cost_only(tracers, cost, snoop_err)
             return
-        snoop_err = peer_error([str(peer["biosnoop"]), "-v"])
-        if snoop_err is None:
-            tracers.append(Tracer("libbpf-tools biosnoop", ["stdbuf", "-oL",
-                                                            str(peer["biosnoop"])],
-                                  "line", expect=rf"\s{disk}\s+R\s", drain=True))
         base = alternate(tracers, lambda: measure(prog, dev, args.reads, args.bursts),
                          args.rounds)
         lost = {n: losses(tk[n], disk, prog, dev, args.reads) for n in tk}
