@@ -139,10 +139,10 @@ def cost_runs(tracers, prog, dev, args):
     return cost
 
 
-def print_cost_only(tracers, cost, snoop_err):
+def print_cost_only(tracers, cost, peer_errs):
     """--cost-only's report: each tool's BPF ns per request, each run and
     the median, and its ratio to libbpf-tools' same tool (biolatency's
-    for the floor)."""
+    for the floor), or why that one could not load (peer_errs)."""
     ns = {n: statistics.median(c for _, c in v) for n, v in cost.items()}
     for t in tracers:
         tool = "biosnoop" if "biosnoop" in t.name else "biolatency"
@@ -150,7 +150,7 @@ def print_cost_only(tracers, cost, snoop_err):
         runs = " ".join(f"{c:.0f}" for _, c in cost[t.name])
         progs = ", ".join(f"{p} {statistics.median(v):.0f}" for p, v in sorted(t.per_prog.items()))
         vs = f"{ns[t.name] / peer:.3f} of libbpf-tools' {tool}" if peer else \
-            f"libbpf-tools' {tool} cannot load: {snoop_err}"
+            f"libbpf-tools' {tool} cannot load: {peer_errs[tool]}"
         print(f"{t.name}: median {ns[t.name]:.0f} ns per request, {vs} (runs: {runs}; "
               f"per program: {progs})")
 
@@ -222,12 +222,17 @@ def main():
                                                             str(peer["biosnoop"])],
                                   "line", expect=rf"\s{disk}\s+R\s", drain=True))
         if args.cost_only:
+            # A kernel's verifier may refuse libbpf-tools' biolatency
+            # (5.10: -EACCES): its row goes, and the others stay.
+            lat_err = peer_error([str(peer["biolatency"])])
+            if lat_err is not None:
+                tracers = [t for t in tracers if t.name != "libbpf-tools biolatency"]
             if args.base_bin:
                 tracers.insert(1, Tracer(f"tracekit biolatency ({args.base_bin})",
                                          [str(Path(args.base_bin) / "biolatency")], "fd",
                                          expect=hist))
             cost = cost_runs(tracers, prog, dev, args)
-            print_cost_only(tracers, cost, snoop_err)
+            print_cost_only(tracers, cost, {"biolatency": lat_err, "biosnoop": snoop_err})
             return
         base = alternate(tracers, lambda: measure(prog, dev, args.reads, args.bursts),
                          args.rounds)
