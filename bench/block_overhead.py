@@ -34,7 +34,10 @@ requests it reports against the reads made, and its loss record.
 
 --cost-only measures the BPF cost alone, quickly, for a change's A/B:
 --base-bin adds another build's biolatency beside this one's, in the
-same runs.
+same runs. --peer-biosnoop PATH compares biosnoop with a libbpf-tools
+biosnoop built elsewhere: Debian's (0.26) attaches a kernel function
+that 6.1 and later no longer have, and 5.10's and 6.12's verifiers
+refuse it.
 
 Prints a markdown section on stdout (for bench/results.py block);
 progress on stderr. Needs root, cc, losetup, libbpf-tools."""
@@ -179,6 +182,9 @@ def main():
                     help="only the BPF cost runs: no wall-clock rounds, no loss runs")
     ap.add_argument("--base-bin", help="with --cost-only: this build's biolatency too (an A/B "
                     "of a change)")
+    ap.add_argument("--peer-biosnoop", metavar="PATH",
+                    help="libbpf-tools' biosnoop built elsewhere, instead of Debian's (whose "
+                    "0.26 loads on none of the kernels the project tests)")
     args = ap.parse_args()
     if args.base_bin and not args.cost_only:
         die("--base-bin goes with --cost-only")
@@ -186,6 +192,8 @@ def main():
         die("run as root: it loads BPF programs and makes a loop device")
     tk = {n: Path(args.bin) / n for n in ("biolatency", "biosnoop")}
     peer = {n: Path("/usr/sbin") / n for n in ("biolatency", "biosnoop")}
+    if args.peer_biosnoop:
+        peer["biosnoop"] = Path(args.peer_biosnoop)
     for p in (*tk.values(), *peer.values()):
         if not os.access(p, os.X_OK):
             die(f"{p} is missing (make; apt-get install libbpf-tools)")
@@ -218,9 +226,10 @@ def main():
         ]
         snoop_err = peer_error([str(peer["biosnoop"]), "-v"])
         if snoop_err is None:
+            # Newer libbpf-tools show the sync flag: RS.
             tracers.append(Tracer("libbpf-tools biosnoop", ["stdbuf", "-oL",
                                                             str(peer["biosnoop"])],
-                                  "line", expect=rf"\s{disk}\s+R\s", drain=True))
+                                  "line", expect=rf"\s{disk}\s+RS?\s", drain=True))
         if args.cost_only:
             # A kernel's verifier may refuse libbpf-tools' biolatency
             # (5.10: -EACCES): its row goes, and the others stay.
