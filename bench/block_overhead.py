@@ -265,6 +265,11 @@ def main():
         "slowdown = overhead / untraced cost; medians over the rounds. All tools trace every "
         "disk with their default options; biosnoop's output goes to a pipe drained as it "
         "comes",
+    ]
+    if args.peer_biosnoop:
+        lines.append(f"- libbpf-tools' biosnoop: `{args.peer_biosnoop}` (--peer-biosnoop), "
+                     "not Debian's")
+    lines += [
         "",
         "| tracer | ns/read | overhead ns/read (median) | min .. max | vs libbpf-tools "
         "biolatency |",
