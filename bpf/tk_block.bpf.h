@@ -402,10 +402,10 @@ static __always_inline bool tk_block_stamp_take(__u64 rq, __u64 *issue_ns)
  * (blk_time_get_ns), by at most the CPU time it ran since without
  * sleeping. The bits were #defines (these values, from 5.0) before they
  * became enumerators in the kernel's BTF; tk_block_configure sets them
- * from there. A queue that
- * starts or stops keeping statistics between a request's issue and the
- * kernel's test right after it is not seen: a request left uncounted, or
- * a slot left to its next issue, counted as a completion never seen. */
+ * from there. A queue that starts or stops keeping statistics between a
+ * request's issue and the kernel's test right after it is not seen: a
+ * request left uncounted, or a slot left to its next issue, counted as a
+ * completion never seen. */
 const volatile __u32 tk_block_qflag_stats = 20;       /* QUEUE_FLAG_STATS */
 const volatile __u32 tk_block_rqf_stats = 1u << 17;   /* RQF_STATS */
 
