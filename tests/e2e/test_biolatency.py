@@ -114,21 +114,31 @@ def test_kernel_stamp_where_the_queue_keeps_statistics(loopdev, bio_target):
     slots too: none does on the machines this runs on."""
     wbt = f"/sys/block/{loopdev.name}/queue/wbt_lat_usec"
     try:
+        with open(wbt) as f:
+            before = f.read().strip()
+    except OSError:
+        before = None   # 5.10 cannot show it before it is on
+    try:
         with open(wbt, "w") as f:   # on (it is by default): 2 ms, the default
             f.write("2000")
     except OSError as e:
         pytest.skip(f"no writeback throttling to turn on ({wbt}: {e.strerror}), so "
                     "the kernel keeps no I/O statistics on this disk")
-    with Tool("biolatency", "-j", "-d", loopdev.name) as t, \
-            BioTarget(bio_target, loopdev.path) as w:
-        start = time.monotonic_ns()
-        w.read(4096, READS)
-        w.write(65536, WRITES)
-        end = time.monotonic_ns()
-        r = subprocess.run(["bpftool", "map", "dump", "id",
-                            str(tool_map_id(t.proc.pid, "tk_block_stamps")), "-j"],
-                           capture_output=True, text=True, check=True)
-        out, err, rc = t.stop()
+    try:
+        with Tool("biolatency", "-j", "-d", loopdev.name) as t, \
+                BioTarget(bio_target, loopdev.path) as w:
+            start = time.monotonic_ns()
+            w.read(4096, READS)
+            w.write(65536, WRITES)
+            end = time.monotonic_ns()
+            r = subprocess.run(["bpftool", "map", "dump", "id",
+                                str(tool_map_id(t.proc.pid, "tk_block_stamps")), "-j"],
+                               capture_output=True, text=True, check=True)
+            out, err, rc = t.stop()
+    finally:
+        if before is not None:   # the loop disk's queue outlives the test
+            with open(wbt, "w") as f:
+                f.write(before)
     assert rc == 0, err
     (h,) = hists(out)
     assert h["total"] == len(READS) + len(WRITES)
