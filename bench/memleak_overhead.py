@@ -5,10 +5,12 @@ loading 8 MiB of JSON (programs whose allocator calls are a small part
 of their work), and an allocation storm (2,000,000 malloc/free pairs of
 64 bytes, bench/alloc_storm.c).
 
-Each workload runs plain, under tracekit's memleak (-- COMMAND; and with
--s 100 on the storm: every 100th call kept; and on the storm under
-bpftrace with empty programs on malloc's entry and return: the floor of
-any tracer that probes each call), under valgrind
+Each workload runs plain, under tracekit's memleak (-- COMMAND; and on
+the storm with -s 100, every 100th call kept, with -Z 32, no call kept
+(its blocks are 64 bytes), with -s 100 on the uprobe and uretprobe pair
+instead of the session (TRACEKIT_ATTACH=uprobe), and under bpftrace with
+empty programs on malloc's entry and return: the floor of any tracer
+that probes each call), under valgrind
 --leak-check=full and under heaptrack. The time is the workload's own,
 from its fork to its exit (bench/timeit.c): memleak's attach and
 heaptrack's start-up are not counted, valgrind's start-up for the
@@ -81,6 +83,9 @@ def runners(tmp, memleak):
         "plain": prefix(),
         "tracekit memleak": prefix(memleak, "-T", "5", "--"),
         "tracekit memleak -s 100": prefix(memleak, "-T", "5", "-s", "100", "--"),
+        "tracekit memleak -Z 32": prefix(memleak, "-T", "5", "-Z", "32", "--"),
+        "tracekit memleak -s 100, no session": prefix("env", "TRACEKIT_ATTACH=uprobe", memleak,
+                                                      "-T", "5", "-s", "100", "--"),
         "probes alone: malloc entry and return, empty (bpftrace)":
             lambda cmd: ["bpftrace", "-q", "-e", FLOOR.format(libc=libc_path()),
                          "-c", " ".join(cmd)],
@@ -91,7 +96,9 @@ def runners(tmp, memleak):
 
 
 # Runners for the storm alone: the cost per call, not of a program.
-STORM_ONLY = ("tracekit memleak -s 100", "probes alone: malloc entry and return, empty (bpftrace)")
+STORM_ONLY = ("tracekit memleak -s 100", "tracekit memleak -Z 32",
+              "tracekit memleak -s 100, no session",
+              "probes alone: malloc entry and return, empty (bpftrace)")
 
 
 def timed(runner, argv, tmp):

@@ -15,7 +15,16 @@
  * another entry below it on the stack (lower sp) is nested in it, and a
  * return below it is a nested call's. A tail call (jmp) enters at the
  * same sp and returns with its caller: it replaces the caller's entry,
- * and the caller's own return finds nothing pending.
+ * and the caller's own return finds nothing pending. The mmap and
+ * munmap calls the allocator's own library makes (its heaps, its large
+ * blocks, thread stacks) are its business, not the program's: they are
+ * told by their return address and not counted.
+ *
+ * Where the kernel has uprobe sessions (6.13), malloc's and calloc's
+ * entry and return are one program, and a call not kept (sampled out,
+ * outside -z/-Z) declines its return: one trap instead of two. Those
+ * two call no other probed function but mmap, which tells its caller
+ * itself, so a call that keeps nothing needs no record of itself.
  *
  * Kernel mode: the kmem and percpu tracepoints, by kernel stack. */
 #include "vmlinux.h"
@@ -31,6 +40,14 @@ const volatile unsigned long long min_size = 0;
 const volatile unsigned long long max_size = ~0ULL;
 const volatile unsigned int sample_every = 1;   /* -s */
 const volatile unsigned long long page_size = 4096;
+/* The allocator's library's code around the mmap (munmap) probe, in
+ * bytes below and above it (tk_uprobe_code_span); 0 when unknown. */
+const volatile unsigned long long mmap_code_below = 0, mmap_code_above = 0;
+const volatile unsigned long long munmap_code_below = 0, munmap_code_above = 0;
+
+/* In a uprobe session's program (6.13): whether this run is the
+ * return's. Weak: the session programs load only where it exists. */
+extern bool bpf_session_is_return(void) __ksym __weak;
 
 /* Sized by userspace (--max-allocs); not preallocated: it takes memory
  * for what is outstanding, not for its capacity. */
@@ -128,24 +145,28 @@ static __always_inline void track(u32 tgid, u32 space, u64 addr,
 
 /* --- User mode ------------------------------------------------------ */
 
-/* An allocator call's entry. */
-static __always_inline void enter(struct pt_regs *ctx, u64 size, u64 old,
-				  u64 memptr, u32 kind)
+/* An allocator call's entry. True when its return has work to do; in a
+ * session (malloc and calloc), a call kept by nothing leaves no record
+ * and declines its return. */
+static __always_inline bool enter(struct pt_regs *ctx, u64 size, u64 old,
+				  u64 memptr, u32 kind, bool session)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	u64 sp = PT_REGS_SP(ctx);
 	struct pending *p, n = {};
 
 	if (!tk_task_wanted())
-		return;
+		return false;
 	p = tk_pending_get(tid);
 	if (p && sp < p->sp)
-		return;  /* nested in a call that counts */
+		return false;  /* nested in a call that counts */
 	n.sp = sp;
 	n.size = size;
 	n.memptr = memptr;
 	n.kind = kind;
 	n.skip = size < min_size || size > max_size || sampled_out();
+	if (n.skip && session)
+		return false;
 	if (kind == CALL_REALLOC) {
 		/* Untracked now, before the block can be given to another
 		 * thread; tracked again if the call fails. */
@@ -153,6 +174,27 @@ static __always_inline void enter(struct pt_regs *ctx, u64 size, u64 old,
 		n.have_old = untrack(current_tgid(), ALLOC_HEAP, old, &n.old_info);
 	}
 	tk_pending_put(tid, &n);
+	return true;
+}
+
+/* Whether the probed call came from the allocator's own library: its
+ * return address (at entry: the link register on arm64, the top of the
+ * stack on x86; the kernel hijacks it for a return probe only after
+ * every entry program ran) within [below, above) of the probe's
+ * address. */
+static __always_inline bool called_by_library(struct pt_regs *ctx, u64 below, u64 above)
+{
+	u64 ip = PT_REGS_IP(ctx), ret;
+
+	if (!below && !above)
+		return false;
+#if defined(__TARGET_ARCH_arm64)
+	ret = PT_REGS_RET(ctx);
+#else
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
+		return false;
+#endif
+	return ret >= ip - below && ret < ip + above;
 }
 
 /* Every allocating call's return. */
@@ -200,66 +242,112 @@ int BPF_KRETPROBE(alloc_exit_uretprobe)
 	return 0;
 }
 
+/* A session's run: the entry's, which returns nonzero to decline the
+ * return, or the return's. */
+static __always_inline int session(struct pt_regs *ctx, u64 size)
+{
+	if (bpf_session_is_return()) {
+		leave(ctx);
+		return 0;
+	}
+	return enter(ctx, size, 0, 0, CALL_PLAIN, true) ? 0 : 1;
+}
+
 /* malloc, valloc, pvalloc (size first) */
 SEC("uprobe")
 int BPF_KPROBE(size0_entry_uprobe, u64 size)
 {
-	enter(ctx, size, 0, 0, CALL_PLAIN);
+	enter(ctx, size, 0, 0, CALL_PLAIN, false);
 	return 0;
 }
 
-/* aligned_alloc, memalign (alignment, size); mmap (addr, length, ...) */
+/* The same, entry and return (loaded as a uprobe session) */
+SEC("uprobe")
+int BPF_KPROBE(size0_entry_uprobe_session, u64 size)
+{
+	return session(ctx, size);
+}
+
+/* aligned_alloc, memalign (alignment, size) */
 SEC("uprobe")
 int BPF_KPROBE(size1_entry_uprobe, u64 first, u64 size)
 {
-	enter(ctx, size, 0, 0, CALL_PLAIN);
+	enter(ctx, size, 0, 0, CALL_PLAIN, false);
+	return 0;
+}
+
+/* mmap (addr, length, ...), but the allocator library's own */
+SEC("uprobe")
+int BPF_KPROBE(mmap_entry_uprobe, u64 addr, u64 length)
+{
+	if (!called_by_library(ctx, mmap_code_below, mmap_code_above))
+		enter(ctx, length, 0, 0, CALL_PLAIN, false);
+	return 0;
+}
+
+/* An overflowing product fails the call: nothing is tracked. */
+SEC("uprobe")
+int BPF_KPROBE(calloc_entry_uprobe, u64 nmemb, u64 size)
+{
+	enter(ctx, nmemb * size, 0, 0, CALL_PLAIN, false);
 	return 0;
 }
 
 SEC("uprobe")
-int BPF_KPROBE(calloc_entry_uprobe, u64 nmemb, u64 size)
+int BPF_KPROBE(calloc_entry_uprobe_session, u64 nmemb, u64 size)
 {
-	/* An overflowing product fails the call: nothing is tracked. */
-	enter(ctx, nmemb * size, 0, 0, CALL_PLAIN);
-	return 0;
+	return session(ctx, nmemb * size);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(realloc_entry_uprobe, u64 old, u64 size)
 {
-	enter(ctx, size, old, 0, CALL_REALLOC);
+	enter(ctx, size, old, 0, CALL_REALLOC, false);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(reallocarray_entry_uprobe, u64 old, u64 nmemb, u64 size)
 {
-	enter(ctx, nmemb * size, old, 0, CALL_REALLOC);
+	enter(ctx, nmemb * size, old, 0, CALL_REALLOC, false);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(posix_memalign_entry_uprobe, u64 memptr, u64 align, u64 size)
 {
-	enter(ctx, size, 0, memptr, CALL_POSIX);
+	enter(ctx, size, 0, memptr, CALL_POSIX, false);
 	return 0;
 }
 
 /* free, munmap: the block is forgotten at the call, before it can be
  * handed out again. A free inside a pending call (realloc(p, 0)) is
  * the call's to account. */
-SEC("uprobe")
-int BPF_KPROBE(free_entry_uprobe, u64 addr)
+static __always_inline void forget(struct pt_regs *ctx, u64 addr)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
 	struct pending *p;
 
 	if (!addr)
-		return 0;
+		return;
 	p = tk_pending_get(tid);
 	if (p && PT_REGS_SP(ctx) < p->sp)
-		return 0;
+		return;
 	untrack(current_tgid(), ALLOC_HEAP, addr, NULL);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(free_entry_uprobe, u64 addr)
+{
+	forget(ctx, addr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(munmap_entry_uprobe, u64 addr)
+{
+	if (!called_by_library(ctx, munmap_code_below, munmap_code_above))
+		forget(ctx, addr);
 	return 0;
 }
 

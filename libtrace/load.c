@@ -33,27 +33,32 @@ struct method {
 	int rank;           /* 0 is the best of its chain */
 	bool ret;           /* a return probe */
 	bool multi;         /* one link for many functions */
+	bool session;       /* entry and return in one program (6.13) */
 };
 
 /* A probe of one function uses fentry, else kprobe (uprobe); a probe of
  * several (tk_set_target_multi) one multi-link, else one kprobe (uprobe)
  * per function: fentry takes one function per program. */
 static const struct method methods[] = {
-	{ "tp_btf", CH_TP, 0, false, false },
-	{ "raw_tp", CH_TP, 1, false, false },
-	{ "tp", CH_TP, 2, false, false },
-	{ "fentry", CH_KFUNC, 0, false, false },
-	{ "fexit", CH_KFUNC, 0, true, false },
-	{ "kprobe_multi", CH_KFUNC, 1, false, true },
-	{ "kretprobe_multi", CH_KFUNC, 1, true, true },
-	{ "kprobe", CH_KFUNC, 2, false, false },
-	{ "kretprobe", CH_KFUNC, 2, true, false },
-	{ "uprobe_multi", CH_UFUNC, 0, false, true },
-	{ "uretprobe_multi", CH_UFUNC, 0, true, true },
-	{ "uprobe", CH_UFUNC, 1, false, false },
-	{ "uretprobe", CH_UFUNC, 1, true, false },
+	{ "tp_btf", CH_TP, 0, false, false, false },
+	{ "raw_tp", CH_TP, 1, false, false, false },
+	{ "tp", CH_TP, 2, false, false, false },
+	{ "fentry", CH_KFUNC, 0, false, false, false },
+	{ "fexit", CH_KFUNC, 0, true, false, false },
+	{ "kprobe_multi", CH_KFUNC, 1, false, true, false },
+	{ "kretprobe_multi", CH_KFUNC, 1, true, true, false },
+	{ "kprobe", CH_KFUNC, 2, false, false, false },
+	{ "kretprobe", CH_KFUNC, 2, true, false, false },
+	{ "uprobe_multi", CH_UFUNC, 0, false, true, false },
+	{ "uretprobe_multi", CH_UFUNC, 0, true, true, false },
+	/* A family has one of uprobe_multi and uprobe_session: its
+	 * fallback is a uprobe program for the entry and a uretprobe
+	 * family of the tool's own for the returns (memleak). */
+	{ "uprobe_session", CH_UFUNC, 0, false, true, true },
+	{ "uprobe", CH_UFUNC, 1, false, false, false },
+	{ "uretprobe", CH_UFUNC, 1, true, false, false },
 	/* A USDT probe: user code too, but no fallback (tk_set_target_usdt). */
-	{ "usdt", CH_UFUNC, 2, false, false },
+	{ "usdt", CH_UFUNC, 2, false, false, false },
 };
 /* The rank of the multi-link method in each chain (-1: none). */
 static const int multi_rank[] = { -1, 1, 0 };
@@ -70,6 +75,7 @@ struct family {
 	unsigned avail[N_CHAINS];  /* bit r: a program of rank r exists */
 	int chain;
 	int floor;                 /* the best rank still allowed */
+	bool session;              /* its multi-link program is a session */
 	int chosen;                /* rank of this attempt */
 	const struct target *target;
 	char why[480];             /* what each method tried ran into */
@@ -259,12 +265,14 @@ static void exclude_methods(struct family *f)
 	}
 	if (f->chain == CH_KFUNC)
 		f->avail[f->chain] &= ~1u;
-	multi_ok = f->chain == CH_KFUNC ? tk_kprobe_multi_supported()
-					: tk_uprobe_multi_supported();
+	multi_ok = f->chain == CH_KFUNC ? tk_kprobe_multi_supported() :
+		   f->session ? tk_uprobe_session_supported()
+			      : tk_uprobe_multi_supported();
 	if (!multi_ok && (f->avail[f->chain] & (1u << mr))) {
 		f->avail[f->chain] &= ~(1u << mr);
 		tk_info("no %s in this kernel: probe %s attaches one %s per function",
-			f->chain == CH_KFUNC ? "kprobe.multi" : "uprobe.multi",
+			f->chain == CH_KFUNC ? "kprobe.multi" :
+			f->session ? "uprobe.session" : "uprobe.multi",
 			f->name, f->chain == CH_KFUNC ? "kprobe" : "uprobe");
 	}
 }
@@ -282,6 +290,7 @@ static void scan_families(struct bpf_object *obj)
 		if (f) {
 			find_family(bpf_program__name(prog), &m);
 			f->avail[methods[m].chain] |= 1u << methods[m].rank;
+			f->session |= methods[m].session;
 		}
 	}
 	for (i = 0; i < n_families; i++) {
@@ -342,7 +351,8 @@ static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 		}
 		if (methods[m].multi && f->chain == CH_UFUNC)
 			bpf_program__set_expected_attach_type(prog,
-				(enum bpf_attach_type)TK_TRACE_UPROBE_MULTI);
+				(enum bpf_attach_type)(methods[m].session ?
+					TK_TRACE_UPROBE_SESSION : TK_TRACE_UPROBE_MULTI));
 		if (f->target && f->chain != CH_UFUNC && methods[m].rank == 0) {
 			err = bpf_program__set_attach_target(prog, 0, f->target->func);
 			if (err)
@@ -643,8 +653,11 @@ static int attach_multi(struct bpf_program *prog, const struct method *m,
 		offs = calloc(l->n, sizeof(*offs));
 		for (i = 0; offs && i < l->n; i++)
 			offs[i] = l->v[i].addr;
-		fd = offs ? tk_uprobe_multi_link(prog, l->binary, offs, ids, l->n,
-						 t->pid, m->ret) : -ENOMEM;
+		fd = !offs ? -ENOMEM :
+		     m->session ? tk_uprobe_session_link(prog, l->binary, offs, ids,
+							 l->n, t->pid)
+				: tk_uprobe_multi_link(prog, l->binary, offs, ids, l->n,
+						       t->pid, m->ret);
 		if (fd < 0)
 			err = fd;
 		else
@@ -858,7 +871,7 @@ static void parse_forced(void)
 			if (!strcmp(tok, methods[m].name))
 				break;
 		if (m == N_METHODS)
-			tk_fail("TRACEKIT_ATTACH=%s: unknown attach method '%s' (tp_btf, raw_tp, tp, fentry, kprobe_multi, kprobe, uprobe_multi, uprobe)",
+			tk_fail("TRACEKIT_ATTACH=%s: unknown attach method '%s' (tp_btf, raw_tp, tp, fentry, kprobe_multi, kprobe, uprobe_multi, uprobe_session, uprobe)",
 				env, tok);
 		forced_rank[methods[m].chain] = methods[m].rank;
 	}

@@ -30,7 +30,7 @@ struct uprobe_multi_attr {
 	uint32_t cnt, uflags, pid, pad;
 };
 
-static int link_create_uprobe_multi(int prog_fd, const char *path,
+static int link_create_uprobe_multi(int prog_fd, int attach_type, const char *path,
 				    const uint64_t *offsets,
 				    const uint64_t *cookies, size_t n,
 				    pid_t pid, bool retprobe)
@@ -40,7 +40,7 @@ static int link_create_uprobe_multi(int prog_fd, const char *path,
 
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = prog_fd;
-	a.attach_type = TK_TRACE_UPROBE_MULTI;
+	a.attach_type = attach_type;
 	a.path = (uintptr_t)path;
 	a.offsets = (uintptr_t)offsets;
 	a.cookies = (uintptr_t)cookies;
@@ -55,8 +55,16 @@ int tk_uprobe_multi_link(struct bpf_program *prog, const char *binary,
 			 const uint64_t *offsets, const uint64_t *cookies,
 			 size_t n, pid_t pid, bool retprobe)
 {
-	return link_create_uprobe_multi(bpf_program__fd(prog), binary, offsets,
-					cookies, n, pid, retprobe);
+	return link_create_uprobe_multi(bpf_program__fd(prog), TK_TRACE_UPROBE_MULTI,
+					binary, offsets, cookies, n, pid, retprobe);
+}
+
+int tk_uprobe_session_link(struct bpf_program *prog, const char *binary,
+			   const uint64_t *offsets, const uint64_t *cookies,
+			   size_t n, pid_t pid)
+{
+	return link_create_uprobe_multi(bpf_program__fd(prog), TK_TRACE_UPROBE_SESSION,
+					binary, offsets, cookies, n, pid, false);
 }
 
 /* "r0 = 0; exit" as a kprobe program of the given expected type. */
@@ -98,25 +106,39 @@ bool tk_kprobe_multi_supported(void)
 	return known;
 }
 
-/* As libbpf 1.3 probes it: a kernel with uprobe.multi opens the path
- * and refuses "/" (a directory) with EBADF. */
-bool tk_uprobe_multi_supported(void)
+/* A kernel with the link type opens the path and refuses "/" (a
+ * directory) with EBADF; one without refuses the attach type (EINVAL).
+ * As libbpf 1.3 probes uprobe.multi. */
+static bool uprobe_link_type_supported(int attach_type)
 {
-	static int known = -1;
 	uint64_t offset = 0;
 	int prog, link;
 
-	if (known >= 0)
-		return known;
-	known = 0;
-	prog = tiny_prog(TK_TRACE_UPROBE_MULTI);
+	prog = tiny_prog(attach_type);
 	if (prog < 0)
 		return false;
-	link = link_create_uprobe_multi(prog, "/", &offset, NULL, 1, -1, false);
+	link = link_create_uprobe_multi(prog, attach_type, "/", &offset, NULL, 1, -1, false);
 	if (link >= 0)
 		close(link);
 	close(prog);
-	known = link == -EBADF;
+	return link == -EBADF;
+}
+
+bool tk_uprobe_multi_supported(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = uprobe_link_type_supported(TK_TRACE_UPROBE_MULTI);
+	return known;
+}
+
+bool tk_uprobe_session_supported(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = uprobe_link_type_supported(TK_TRACE_UPROBE_SESSION);
 	return known;
 }
 

@@ -17,6 +17,7 @@
  * only a kernel with the feature fails). */
 bool tk_kprobe_multi_supported(void);
 bool tk_uprobe_multi_supported(void);
+bool tk_uprobe_session_supported(void);
 bool tk_attach_cookies(void);
 
 /* The expected attach type a uprobe.multi program must be loaded with
@@ -29,6 +30,17 @@ bool tk_attach_cookies(void);
 int tk_uprobe_multi_link(struct bpf_program *prog, const char *binary,
 			 const uint64_t *offsets, const uint64_t *cookies,
 			 size_t n, pid_t pid, bool retprobe);
+
+/* A uprobe session (6.13): one program run at a function's entry and,
+ * unless that run returned nonzero, at its return
+ * (bpf_session_is_return() tells which). Loaded with
+ * TK_TRACE_UPROBE_SESSION (BPF_TRACE_UPROBE_SESSION). A call whose
+ * entry declines its return costs one trap instead of two. As
+ * tk_uprobe_multi_link otherwise. */
+#define TK_TRACE_UPROBE_SESSION 57
+int tk_uprobe_session_link(struct bpf_program *prog, const char *binary,
+			   const uint64_t *offsets, const uint64_t *cookies,
+			   size_t n, pid_t pid);
 
 /* For an object that includes bpf/tk_probe_index.bpf.h and attaches one
  * program to the functions (or tracepoints) of l, from its configure

@@ -2,6 +2,7 @@
 #include "uprobe_entry.h"
 
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -36,4 +37,36 @@ unsigned long long tk_uprobe_entry_offset(const char *binary, unsigned long long
 	(void)binary;
 	return off;
 #endif
+}
+
+bool tk_uprobe_code_span(const char *binary, unsigned long long off,
+			 unsigned long long *below, unsigned long long *above)
+{
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	size_t phnum = 0, i;
+	bool found = false;
+	Elf *elf;
+
+	*below = *above = 0;
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getphdrnum(elf, &phnum)) {
+		for (i = 0; i < phnum && !found; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X) || off < ph.p_offset ||
+			    off >= ph.p_offset + ph.p_filesz)
+				continue;
+			*below = off - ph.p_offset;
+			*above = ph.p_offset + ph.p_filesz - off;
+			found = true;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
 }

@@ -10,6 +10,8 @@
 #ifndef TK_UPROBE_ENTRY_H
 #define TK_UPROBE_ENTRY_H
 
+#include <stdbool.h>
+
 /* The file offset to probe for an entry probe of the function at file
  * offset off in binary: off itself, or the offset of the conditional
  * jump when the function begins with a test of a register against itself
@@ -17,5 +19,14 @@
  * reads, so the arguments and the stack pointer there are the entry's.
  * Off whenever the file cannot be read or on other architectures. */
 unsigned long long tk_uprobe_entry_offset(const char *binary, unsigned long long off);
+
+/* The loaded code segment around file offset off of binary: *below
+ * bytes of it before off, *above from off to its end. A probe at off
+ * sees its own address in the instruction pointer, so a return address
+ * in [ip - below, ip + above) is a call from the same object's code,
+ * whatever its load address. False (both 0) when off is in no
+ * executable segment or the file cannot be read. */
+bool tk_uprobe_code_span(const char *binary, unsigned long long off,
+			 unsigned long long *below, unsigned long long *above);
 
 #endif

@@ -75,8 +75,12 @@ static const char doc[] =
 "are walked by frame pointers: code built without them (the C library)\n"
 "shows its caller, then stops or strays ([unknown]). What a process\n"
 "allocated before it exec'd is dropped with its old image. Memory still\n"
-"reachable (stdio buffers, thread stacks) is outstanding too: memleak\n"
-"does not scan the heap for pointers, as valgrind does.\n"
+"reachable (stdio buffers) is outstanding too: memleak does not scan the\n"
+"heap for pointers, as valgrind does. The C library's own mmap and\n"
+"munmap calls (malloc's heaps and large blocks, thread stacks) are not\n"
+"counted: the blocks malloc returns are. Where the kernel has uprobe\n"
+"sessions (6.13), a malloc or calloc that -s or -z/-Z leaves out costs\n"
+"one trap, not two.\n"
 "\n"
 "Without them: the kernel's allocators (kmalloc, kmem_cache_alloc,\n"
 "their frees, pages and per-CPU memory on the kmem and percpu\n"
@@ -122,23 +126,34 @@ static const struct tk_tool tool = {
 /* --- The allocator's functions ---------------------------------------- */
 
 /* Each probe family and the functions it is attached to. Every
- * allocating function's return is alloc_exit's. */
+ * allocating function's return is alloc_exit's, but where the family's
+ * entry program is a uprobe session (size0 and calloc, where the kernel
+ * has them), whose one program sees both. */
 static const struct family {
 	const char *name;
 	const char *funcs[4];
 	bool required;               /* malloc and free must be there */
+	bool allocates;              /* its calls return a block */
+	const char *session;         /* its session program, if any */
+	const char *code_rodata;     /* its code span's rodata, if it has one */
 } families[] = {
-	{ "size0_entry", { "malloc", "valloc", "pvalloc" }, true },
-	{ "size1_entry", { "aligned_alloc", "memalign", "mmap" }, false },
-	{ "calloc_entry", { "calloc" }, false },
-	{ "realloc_entry", { "realloc" }, false },
-	{ "reallocarray_entry", { "reallocarray" }, false },
-	{ "posix_memalign_entry", { "posix_memalign" }, false },
-	{ "free_entry", { "free", "munmap" }, true },
+	{ "size0_entry", { "malloc", "valloc", "pvalloc" }, true, true,
+	  "size0_entry_uprobe_session", NULL },
+	{ "size1_entry", { "aligned_alloc", "memalign" }, false, true, NULL, NULL },
+	{ "mmap_entry", { "mmap" }, false, true, NULL, "mmap_code" },
+	{ "calloc_entry", { "calloc" }, false, true, "calloc_entry_uprobe_session", NULL },
+	{ "realloc_entry", { "realloc" }, false, true, NULL, NULL },
+	{ "reallocarray_entry", { "reallocarray" }, false, true, NULL, NULL },
+	{ "posix_memalign_entry", { "posix_memalign" }, false, true, NULL, NULL },
+	{ "free_entry", { "free" }, true, false, NULL, NULL },
+	{ "munmap_entry", { "munmap" }, false, false, NULL, "munmap_code" },
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 
-static struct tk_func_list lists[N_FAMILIES], exits;
+/* Each family's entry probes, and its functions' starts (for return
+ * probes); exits: those of the families whose returns alloc_exit takes
+ * in this load (configure). */
+static struct tk_func_list lists[N_FAMILIES], starts[N_FAMILIES], exits;
 
 /* Append func to l unless its offset is there already (glibc gives one
  * function several names: mmap64, __libc_memalign). */
@@ -154,9 +169,9 @@ static void add_func(struct tk_func_list *l, const struct tk_func *f)
 }
 
 /* The function named name in env.binary (by file offset: glibc defines
- * some twice, under two symbol versions at one address), into l and,
- * when it allocates, into the return probe's list. False when absent. */
-static bool find_func(const char *name, struct tk_func_list *l, bool allocates)
+ * some twice, under two symbol versions at one address), into l (its
+ * entry probe's offset) and starts. False when absent. */
+static bool find_func(const char *name, struct tk_func_list *l, struct tk_func_list *starts)
 {
 	struct tk_func_list found = { 0 };
 	struct tk_func_pattern pat;
@@ -168,8 +183,7 @@ static bool find_func(const char *name, struct tk_func_list *l, bool allocates)
 		found.n = 0;
 	tk_func_pattern_free(&pat);
 	for (size_t i = 0; i < found.n; i++) {
-		if (allocates)
-			add_func(&exits, &found.v[i]);
+		add_func(starts, &found.v[i]);
 		found.v[i].addr = tk_uprobe_entry_offset(env.binary, found.v[i].addr);
 		add_func(l, &found.v[i]);
 	}
@@ -192,11 +206,10 @@ static void resolve_allocator(pid_t pid)
 	snprintf(exits.binary, sizeof(exits.binary), "%s", env.binary);
 	for (size_t i = 0; i < N_FAMILIES; i++) {
 		const struct family *f = &families[i];
-		bool allocates = strcmp(f->name, "free_entry") != 0;
 
 		snprintf(lists[i].binary, sizeof(lists[i].binary), "%s", env.binary);
 		for (size_t k = 0; k < 4 && f->funcs[k]; k++)
-			if (!find_func(f->funcs[k], &lists[i], allocates) && f->required && !k)
+			if (!find_func(f->funcs[k], &lists[i], &starts[i]) && f->required && !k)
 				tk_usage_error("invalid --obj value '%s': %s has no %s",
 					       obj, env.binary, f->funcs[k]);
 	}
@@ -213,6 +226,43 @@ static bool kernel_allocates_for_bpf(void)
 	const struct btf *btf = tk_kernel_btf();
 
 	return btf && btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) > 0;
+}
+
+/* alloc_exit's functions for this load: the starts of every allocating
+ * family but those the loader gave their session program (tk_load may
+ * try again with another choice: made anew each time). */
+static int set_returns(struct bpf_object *obj)
+{
+	tk_func_list_free(&exits);
+	snprintf(exits.binary, sizeof(exits.binary), "%s", env.binary);
+	for (size_t i = 0; i < N_FAMILIES; i++) {
+		const struct family *f = &families[i];
+		struct bpf_program *session = f->session ?
+			bpf_object__find_program_by_name(obj, f->session) : NULL;
+
+		if (!f->allocates || (session && bpf_program__autoload(session)))
+			continue;
+		for (size_t k = 0; k < starts[i].n; k++)
+			add_func(&exits, &starts[i].v[k]);
+	}
+	if (!exits.n)
+		tk_programs_off(obj, "alloc_exit");
+	return 0;
+}
+
+/* PREFIX_below and PREFIX_above: the allocator library's code around
+ * the probe at off, by which BPF tells the library's own calls. */
+static int set_code_span(struct bpf_object *obj, const char *prefix, unsigned long long off)
+{
+	unsigned long long below, above;
+	char name[64];
+	int err;
+
+	tk_uprobe_code_span(env.binary, off, &below, &above);
+	snprintf(name, sizeof(name), "%s_below", prefix);
+	err = tk_set_rodata(obj, name, &below, sizeof(below));
+	snprintf(name, sizeof(name), "%s_above", prefix);
+	return err ? err : tk_set_rodata(obj, name, &above, sizeof(above));
 }
 
 static int configure(void *skel_, void *ctx)
@@ -232,6 +282,12 @@ static int configure(void *skel_, void *ctx)
 		for (size_t i = 0; i < N_FAMILIES; i++)
 			if (!lists[i].n)
 				tk_programs_off(obj, families[i].name);
+		err = set_returns(obj);
+		for (size_t i = 0; !err && i < N_FAMILIES; i++)
+			if (families[i].code_rodata && lists[i].n)
+				err = set_code_span(obj, families[i].code_rodata, lists[i].v[0].addr);
+		if (err)
+			return err;
 	} else {
 		tk_programs_off(obj, "alloc_exit");
 		tk_programs_off(obj, "exec_");
@@ -520,6 +576,7 @@ int main(int argc, char **argv)
 			if (lists[i].n)
 				tk_set_target_multi(families[i].name, &lists[i], families[i].funcs[0],
 						    pid > 0 ? pid : -1);
+		/* Its functions are chosen in configure. */
 		tk_set_target_multi("alloc_exit", &exits, "allocator returns", pid > 0 ? pid : -1);
 	} else if (env.obj) {
 		tk_usage_error("--obj needs -p PID or -- COMMAND (kernel allocations have no library)");
@@ -537,8 +594,10 @@ int main(int argc, char **argv)
 	run(skel->obj);
 	tk_stacks_report(skel->obj, &how);
 	memleak_bpf__destroy(skel);
-	for (size_t i = 0; i < N_FAMILIES; i++)
+	for (size_t i = 0; i < N_FAMILIES; i++) {
 		tk_func_list_free(&lists[i]);
+		tk_func_list_free(&starts[i]);
+	}
 	tk_func_list_free(&exits);
 	return tk_exit_status();
 }

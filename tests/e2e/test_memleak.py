@@ -1,11 +1,13 @@
 """memleak end to end, against valgrind: progs/leaker.c leaks known
 blocks from known functions (malloc, calloc, realloc grown and shrunk,
-posix_memalign, a realloc that fails, a second thread, a forked child
-and a block the child frees in its own copy) and frees the rest (every
-allocator, blocks freed by another thread, calls that fail). memleak's
-outstanding bytes and blocks per leaking function must equal valgrind's
-"definitely lost" for the same function, and name the same functions,
-run by -- COMMAND and by -p on the running program.
+posix_memalign, a realloc that fails, a block the C library maps for
+malloc, a second thread, a forked child and a block the child frees in
+its own copy) and frees the rest (every allocator, blocks freed by
+another thread, calls that fail). memleak's outstanding bytes and blocks
+per leaking function must equal valgrind's "definitely lost" for the
+same function, and name the same functions, run by -- COMMAND and by -p
+on the running program. It also leaks a mapping of its own, which
+valgrind does not count and memleak must (MAPPED).
 
 memleak reports what is outstanding, reachable or not (it does not scan
 the heap): the C library's own blocks (a thread's stack, its TLS) are
@@ -33,7 +35,10 @@ LEAKS = {
     "thread_leak": (300, 1),
     "parent_inherit": (77, 1),
     "child_leak": (500, 1),
+    "leak_big": (300000, 1),
 }
+# What it maps and never unmaps: memleak's alone.
+MAPPED = {"leak_mmap": (12288, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -131,13 +136,15 @@ class Leaker:
         assert self.proc.returncode == 0
 
 
-def run_command(leaker, tmp_path, *args, mode=("hold",)):
+def run_command(leaker, tmp_path, *args, mode=("hold",), attach=None):
     """memleak ARGS -- leaker MODE FIFO: once the program is done and
     noted (memleak holds its files, to name its frames after it exits),
-    it is let exit; memleak reports at its end. (stdout, stderr, rc)."""
+    it is let exit; memleak reports at its end. (stdout, stderr, rc).
+    attach: TRACEKIT_ATTACH's value, if any."""
     fifo = tmp_path / f"hold-{uuid.uuid4().hex[:8]}"
     os.mkfifo(fifo)
-    t = Tool("memleak", *args, "--", leaker, *mode, fifo).start()
+    t = Tool("memleak", *args, "--", leaker, *mode, fifo,
+             env={"TRACEKIT_ATTACH": attach} if attach else None).start()
     try:
         with open(fifo, "w") as hold:   # once the program has done its work
             wait_noted(t.proc.pid, leaker)
@@ -159,16 +166,38 @@ def test_valgrind_finds_the_leaks(valgrind):
     assert {**parent, **child} == LEAKS
 
 
+def uprobe_sessions():
+    """Whether the kernel has uprobe sessions (6.13; its BTF names the
+    attach type), where memleak's malloc and calloc take one program for
+    entry and return."""
+    btf = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux"],
+                         capture_output=True, text=True, check=True).stdout
+    return "'BPF_TRACE_UPROBE_SESSION'" in btf
+
+
+# memleak's two ways of seeing malloc and calloc return: a uprobe
+# session where the kernel has one, and the uprobe and uretprobe pair
+# everywhere (TRACEKIT_ATTACH=uprobe makes this kernel use it).
+ATTACH = [None, "uprobe"]
+
+
+def expected_method(attach):
+    return "uprobe_session" if attach is None and uprobe_sessions() else "uprobe"
+
+
 @pytest.mark.kernel
-def test_command_matches_valgrind(leaker, tmp_path):
+@pytest.mark.parametrize("attach", ATTACH, ids=["default", "uprobe"])
+def test_command_matches_valgrind(leaker, tmp_path, attach):
     """-- COMMAND, its forked child included: per function, valgrind's
-    numbers exactly. The child, gone at once, is named through its
-    parent's mappings."""
-    out, err, rc = run_command(leaker, tmp_path, "-j", "-T", "100")
+    numbers exactly (and the mapping it does not count). The child,
+    gone at once, is named through its parent's mappings."""
+    out, err, rc = run_command(leaker, tmp_path, "-j", "-T", "100", "-v", attach=attach)
     assert rc == 0, err
+    assert f"probe size0_entry: {expected_method(attach)} " in err, err
+    assert f"probe calloc_entry: {expected_method(attach)} " in err, err
     records = json_lines(out)
     assert_stacks_kept(records)
-    assert by_function(records, leaker_functions(leaker)) == LEAKS
+    assert by_function(records, leaker_functions(leaker)) == {**LEAKS, **MAPPED}
     pids = {r["pid"] for r in records if r["type"] == "stack"
             and r["user"][-1].split("+")[0] in LEAKS}
     assert len(pids) == 2   # the child's own
@@ -191,7 +220,7 @@ def test_pid_matches_valgrind(leaker):
     records = json_lines(out)
     assert_stacks_kept(records)
     assert by_function(records, leaker_functions(leaker)) == \
-        {f: v for f, v in LEAKS.items() if f != "child_leak"}
+        {f: v for f, v in {**LEAKS, **MAPPED}.items() if f != "child_leak"}
     assert {r["pid"] for r in records if r["type"] == "stack"} == {p.pid}
     # Before 6.1 a map that is not preallocated, used by a tracing
     # program, loads with a WARNING in the kernel's log: memleak
@@ -222,12 +251,12 @@ def test_text_report(leaker, tmp_path):
     found = {}
     for size, count, frames in stacks:
         func, off = frames[0].split("+")
-        if func in LEAKS:
+        if func in LEAKS or func in MAPPED:
             found[func] = (size, count)
             callee = {"leak_calloc": "calloc", "leak_realloc": "realloc",
-                      "leak_memalign": "posix_memalign"}.get(func, "malloc")
+                      "leak_memalign": "posix_memalign", "leak_mmap": "mmap"}.get(func, "malloc")
             assert int(off, 16) in after_call[(func, callee + "@plt")], frames
-    assert found == LEAKS
+    assert found == {**LEAKS, **MAPPED}
 
 
 def test_size_bounds_top_and_older(leaker, tmp_path):
@@ -237,14 +266,35 @@ def test_size_bounds_top_and_older(leaker, tmp_path):
     assert rc == 0, err
     records = json_lines(out)
     stacks = [r for r in records if r["type"] == "stack"]
-    assert by_function(stacks, LEAKS) == {f: v for f, v in LEAKS.items()
-                                          if v[0] // v[1] in range(300, 501)}
+    mine = {**LEAKS, **MAPPED}
+    assert by_function(stacks, mine) == {f: v for f, v in mine.items()
+                                         if v[0] // v[1] in range(300, 501)}
     out, err, rc = run_command(leaker, tmp_path, "-j", "-T", "1", "-z", "300", "-Z", "500")
     stacks = [r for r in json_lines(out) if r["type"] == "stack"]
     assert [(s["user"][-1].split("+")[0], s["bytes"]) for s in stacks] == [("child_leak", 500)]
     out, err, rc = run_command(leaker, tmp_path, "-j", "-o", "600000")
     assert rc == 0, err
     assert [r["type"] for r in json_lines(out)] == ["loss"]
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("attach", ATTACH, ids=["default", "uprobe"])
+def test_library_mappings_not_counted(leaker, tmp_path, attach):
+    """The mappings the C library makes for itself (malloc's large blocks
+    and heaps, thread stacks, which it keeps for the next thread) are not
+    the program's: with -z 1000, which leaves out malloc(40) in a new
+    thread (whose arena the library maps) but not an 8 MiB stack, every
+    outstanding block is leaker's own or one the library got from malloc
+    (stdin's buffer)."""
+    out, err, rc = run_command(leaker, tmp_path, "-j", "-z", "1000", attach=attach)
+    assert rc == 0, err
+    stacks = [r for r in json_lines(out) if r["type"] == "stack"]
+    mine = {**LEAKS, **MAPPED}
+    assert by_function(stacks, leaker_functions(leaker)) == \
+        {f: v for f, v in mine.items() if v[0] // v[1] >= 1000}
+    others = {s["user"][-1].split("+")[0] for s in stacks
+              if s["user"][-1].split("+")[0] not in mine}
+    assert others <= {"_IO_file_doallocate"}, stacks
 
 
 def test_show_allocs(leaker, tmp_path):
@@ -271,13 +321,15 @@ def sampled(records):
 
 
 @pytest.mark.kernel
-def test_sample_rate_exact(leaker, tmp_path):
+@pytest.mark.parametrize("attach", ATTACH, ids=["default", "uprobe"])
+def test_sample_rate_exact(leaker, tmp_path, attach):
     """-s 10: every tenth call of a CPU. leaker makes 1000 calls in a
-    row on CPU 0: 100 of them, whatever that CPU counted before."""
-    out, err, rc = run_command(leaker, tmp_path, "-j", mode=SAMPLE)
+    row on CPU 0: 100 of them, whatever that CPU counted before (the
+    other 900 decline their return where malloc is a session)."""
+    out, err, rc = run_command(leaker, tmp_path, "-j", mode=SAMPLE, attach=attach)
     assert rc == 0, err
     assert sampled(json_lines(out)) == (16000, 1000)
-    out, err, rc = run_command(leaker, tmp_path, "-j", "-s", "10", mode=SAMPLE)
+    out, err, rc = run_command(leaker, tmp_path, "-j", "-s", "10", mode=SAMPLE, attach=attach)
     assert rc == 0, err
     assert sampled(json_lines(out)) == (1600, 100)
 

@@ -29,8 +29,12 @@
  *                    (its own copy): the parent's leaks  77 B, 1 block
  *   leak_realloc_fail malloc(128), then a realloc of it that fails:
  *                    the block stays                    128 B, 1 block
+ *   leak_big         malloc(300000), which the C library serves
+ *                    with an mmap of its own            300000 B, 1 block
+ * And, for memleak alone (valgrind does not count mappings):
+ *   leak_mmap        an anonymous mmap of 3 pages       12288 B, 1 block
  * Freed, and so in no report: blocks of every allocator, blocks that a
- * second thread frees, allocator calls that fail. */
+ * second thread frees, allocator calls that fail, a mapping unmapped. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -40,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +92,19 @@ NOINLINE static void leak_realloc_fail(void)
 		sink = p;
 }
 
+NOINLINE static void leak_big(void)
+{
+	sink = malloc(300000);
+}
+
+NOINLINE static void leak_mmap(void)
+{
+	void *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p != MAP_FAILED)
+		sink = p;
+}
+
 NOINLINE static void leak_sampled(long n)
 {
 	for (long i = 0; i < n; i++)
@@ -122,6 +140,10 @@ NOINLINE static void free_all(void)
 		free(aligned_alloc(64, 128));
 		free(memalign(32, 96));
 		free(valloc(64));
+		free(malloc(200000));            /* the library's mmap */
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
 	}
 	/* Failures: nothing to track. */
 	sink = malloc(huge);
@@ -214,6 +236,8 @@ int main(int argc, char **argv)
 	leak_realloc();
 	leak_memalign();
 	leak_realloc_fail();
+	leak_big();
+	leak_mmap();
 	pthread_create(&t, NULL, allocating_thread, NULL);
 	pthread_join(t, NULL);
 	pthread_create(&t, NULL, freeing_thread, NULL);
