@@ -1,14 +1,18 @@
 /* Unit tests of libtrace/uprobe_entry.c: an entry probe moves past a
  * leading `test reg,reg` onto the jump the kernel emulates, and nowhere
- * else. */
+ * else; the code span around a probe is its file's executable segment,
+ * as the kernel maps it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "uprobe_entry.h"
 
@@ -84,6 +88,61 @@ static void test_unreadable_or_short_file_stays(void **state)
 	assert_int_equal(offset_for(cut, sizeof(cut)), 16);
 }
 
+/* The mapping of this program's file that holds addr: [start, end) at
+ * file offset off. */
+static void own_mapping(uintptr_t addr, uintptr_t *start, uintptr_t *end, unsigned long long *off)
+{
+	char exe[PATH_MAX], line[PATH_MAX + 128], path[PATH_MAX], perms[8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_true(n > 0);
+	exe[n] = 0;
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%lx-%lx %7s %llx %*s %*s %4095s", start, end, perms, off,
+			       path) == 5 && addr >= *start && addr < *end && !strcmp(path, exe);
+	fclose(f);
+	assert_true(found);
+}
+
+static void test_code_span_is_the_mapped_segment(void **state)
+{
+	uintptr_t start, end, here = (uintptr_t)&own_mapping;
+	unsigned long long off, below, above, below2, above2;
+
+	(void)state;
+	own_mapping(here, &start, &end, &off);
+	assert_true(tk_uprobe_code_span("/proc/self/exe", here - start + off, &below, &above));
+	/* The segment lies inside the mapping (which rounds it to pages)
+	 * and holds the function. */
+	assert_true(here - below >= start && here + above <= end);
+	assert_true(below > 0 && above > 0);
+	/* Another place in it: the same segment. */
+	assert_true(tk_uprobe_code_span("/proc/self/exe", here - start + off - below, &below2,
+					&above2));
+	assert_int_equal(below2, 0);
+	assert_int_equal(above2, below + above);
+}
+
+static int writable = 1;
+
+static void test_code_span_outside_code(void **state)
+{
+	uintptr_t start, end, here = (uintptr_t)&writable;
+	unsigned long long off, below = 1, above = 1;
+
+	(void)state;
+	/* A variable's place in the file: the data segment. */
+	own_mapping(here, &start, &end, &off);
+	assert_false(tk_uprobe_code_span("/proc/self/exe", here - start + off, &below, &above));
+	assert_true(below == 0 && above == 0);
+	assert_false(tk_uprobe_code_span("/proc/self/exe", 1ULL << 40, &below, &above));
+	assert_false(tk_uprobe_code_span("/nonexistent/libc.so.6", 16, &below, &above));
+	assert_true(below == 0 && above == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -91,6 +150,8 @@ int main(void)
 		cmocka_unit_test(test_short_jcc_and_extended_registers),
 		cmocka_unit_test(test_anything_else_stays),
 		cmocka_unit_test(test_unreadable_or_short_file_stays),
+		cmocka_unit_test(test_code_span_is_the_mapped_segment),
+		cmocka_unit_test(test_code_span_outside_code),
 	};
 
 	return cmocka_run_group_tests(tests, tmpdir_setup, tmpdir_teardown);
