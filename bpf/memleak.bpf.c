@@ -343,6 +343,14 @@ int BPF_KPROBE(free_entry_uprobe, u64 addr)
 	return 0;
 }
 
+/* The same as a uprobe.multi link (6.6), where the kernel has one. */
+SEC("uprobe")
+int BPF_KPROBE(free_entry_uprobe_multi, u64 addr)
+{
+	forget(ctx, addr);
+	return 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(munmap_entry_uprobe, u64 addr)
 {
