@@ -34,15 +34,15 @@ struct {
  * replaces one (BPF_F_REUSE_STACKID would give the first stack's events
  * the second's frames): 22 stacks in 16384 buckets collide in 1.4% of
  * runs, a stack lost for no want of room. Here a stack's key is
- * TK_STACK_SPILL_ID | a 30-bit FNV-1a hash of its frames, computed
- * below, in a hash table that chains: a stack is lost only when both
- * its bucket in tk_stacks and its 30-bit hash are another's, or this
- * map is full too. A stack that collided in tk_stacks collides each
- * time it is seen, so it is always found here, under one id. The value
- * is laid out as tk_stacks' (frames, then zeros): userspace reads both
- * alike. libtrace sizes it (tk_stacks_configure) and turns it off for a
- * stack map of fewer than 8 slots (tk_stack_spill_on), asked for to
- * see its collisions counted. */
+ * TK_STACK_SPILL_ID | a 29-bit FNV-1a hash of its frames, computed
+ * below, in a hash table that chains. A stack that collided in tk_stacks
+ * collides each time it is seen, so it is always found here, under one
+ * id. The value is laid out as tk_stacks' (frames, then zeros):
+ * userspace reads both alike. libtrace sizes it (tk_stacks_configure)
+ * and turns it off for a stack map of fewer than 8 slots
+ * (tk_stack_spill_on). A stack this map cannot keep either (its hash is
+ * another's, or the map is full) goes to userspace with its frames
+ * (tk_stack_ring): none is lost while the event buffer has room. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(key_size, sizeof(u32));
@@ -50,21 +50,39 @@ struct {
 	__uint(max_entries, 2048);
 } tk_stacks_spill SEC(".maps");
 
-/* Where a spilled stack is taken and hashed: too big for the BPF stack. */
+/* Where a spilled stack is taken and hashed: too big for the BPF stack.
+ * Laid out as a ring event (struct tk_stack_ring_head, then the frames),
+ * so that a stack sent to userspace goes from here as it is. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(u32));
-	__uint(value_size, TK_STACK_MAX_DEPTH * sizeof(u64));
+	__uint(value_size, sizeof(struct tk_stack_ring_head) + TK_STACK_MAX_DEPTH * sizeof(u64));
 } tk_stack_spill_buf SEC(".maps");
 
+/* The stacks sent on tk_events lately, by ring id, with both hashes of
+ * their frames: a stack seen again is not sent again while its entry
+ * lasts (an evicted one is sent again, which userspace takes as a
+ * repeat). Two stacks whose ids meet differ in the value, and both are
+ * sent: userspace sees the conflict rather than merging them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, u32);
+	__type(value, u64);
+	__uint(max_entries, 4096);
+} tk_stack_ring_sent SEC(".maps");
+
 const volatile bool tk_stack_spill_on = true;
+/* Stacks that neither map keeps go to userspace on tk_events (off only
+ * in tests of the loss counters, TRACEKIT_STACK_RING=0, and past
+ * TK_STACK_MAX_DEPTH frames, which the hash loop must bound). */
+const volatile bool tk_stack_ring_on = true;
 /* Frames per stack: the stack maps' value size over 8 (libtrace sets
  * all three, --perf-max-stack-depth). */
 const volatile unsigned int tk_stack_depth = TK_STACK_MAX_DEPTH;
-/* The bits of the hash a spilled stack is keyed by (fewer only in tests,
- * to make two stacks' keys meet). */
-const volatile unsigned int tk_stack_spill_mask = TK_STACK_SPILL_ID - 1;
+/* The bits of the hashes a spilled or sent stack is keyed by (fewer only
+ * in tests, to make two stacks' keys meet). */
+const volatile unsigned int tk_stack_spill_mask = TK_STACK_RING_ID - 1;
 
 /* Whether two stacks of tk_stack_depth frames are the same. */
 static __always_inline bool tk_stack_same(const u64 *a, const u64 *b)
@@ -78,17 +96,40 @@ static __always_inline bool tk_stack_same(const u64 *a, const u64 *b)
 	return true;
 }
 
-/* The current stack (flags as bpf_get_stackid's) into tk_stacks_spill:
- * its id there, or -EEXIST (another stack has its hash), -ENOMEM (the
- * map is full) or bpf_get_stack's error. */
+/* Send the stack in buf to userspace as ring id id, unless sent lately
+ * (tk_stack_ring_sent, where both hashes stand for the frames): id, or
+ * -ENOSPC when the event buffer had no room (counted). */
+static __always_inline long tk_stack_ring(void *ctx, struct tk_stack_ring_head *buf,
+					  u32 id, u64 hashes)
+{
+	u64 *sent = bpf_map_lookup_elem(&tk_stack_ring_sent, &id);
+
+	if (sent && *sent == hashes)
+		return id;
+	buf->marker = TK_STACK_RING_MARKER;
+	buf->id = (int)id;
+	if (tk_emit(ctx, buf, sizeof(*buf) + tk_stack_depth * sizeof(u64)))
+		return -28;
+	bpf_map_update_elem(&tk_stack_ring_sent, &id, &hashes, BPF_ANY);
+	return id;
+}
+
+/* The current stack (flags as bpf_get_stackid's), which tk_stacks could
+ * not keep, into tk_stacks_spill: its id there; else, when its hash is
+ * another stack's there (-EEXIST) or the map is full (-ENOMEM), sent to
+ * userspace (tk_stack_ring): its ring id. Else the error, or
+ * bpf_get_stack's. */
 static __always_inline long tk_stack_spill(void *ctx, u64 flags)
 {
-	u32 zero = 0, id, h = 2166136261u;   /* id: as a long, positive */
-	u64 *buf = bpf_map_lookup_elem(&tk_stack_spill_buf, &zero), *kept;
-	long len, err;
+	/* id: as a long, positive. h and r: FNV-1a with two offset bases. */
+	u32 zero = 0, id, h = 2166136261u, r = 0x5bd1e995u;
+	struct tk_stack_ring_head *head = bpf_map_lookup_elem(&tk_stack_spill_buf, &zero);
+	u64 *buf, *kept;
+	long len, err = -12;
 
-	if (!buf)
+	if (!head)
 		return -12;
+	buf = (u64 *)(head + 1);
 	/* bpf_get_stack zeroes the buffer past the frames it writes. */
 	len = bpf_get_stack(ctx, buf, tk_stack_depth * sizeof(u64),
 			    flags & (BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK));
@@ -99,20 +140,30 @@ static __always_inline long tk_stack_spill(void *ctx, u64 flags)
 			break;
 		h = (h ^ (u32)buf[i]) * 16777619u;
 		h = (h ^ (u32)(buf[i] >> 32)) * 16777619u;
+		r = (r ^ (u32)(buf[i] >> 32)) * 16777619u;
+		r = (r ^ (u32)buf[i]) * 16777619u;
 	}
-	id = TK_STACK_SPILL_ID | (h & tk_stack_spill_mask);
-	kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
-	if (!kept) {
-		err = bpf_map_update_elem(&tk_stacks_spill, &id, buf, BPF_NOEXIST);
-		if (!err)
-			return id;
-		if (err != -17 /* EEXIST: another CPU kept one meanwhile */)
-			return -12;
+	if (tk_stack_spill_on) {
+		id = TK_STACK_SPILL_ID | (h & tk_stack_spill_mask);
 		kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
-		if (!kept)
-			return -12;
+		if (!kept) {
+			err = bpf_map_update_elem(&tk_stacks_spill, &id, buf, BPF_NOEXIST);
+			if (!err)
+				return id;
+			/* EEXIST: another CPU kept one meanwhile. */
+			kept = err == -17 ? bpf_map_lookup_elem(&tk_stacks_spill, &id) : NULL;
+			err = -12;
+		}
+		if (kept) {
+			if (tk_stack_same(kept, buf))
+				return id;
+			err = -17;
+		}
 	}
-	return tk_stack_same(kept, buf) ? (long)id : -17;
+	if (!tk_stack_ring_on)
+		return err;
+	id = TK_STACK_SPILL_ID | TK_STACK_RING_ID | (r & tk_stack_spill_mask);
+	return tk_stack_ring(ctx, head, id, (u64)h << 32 | r);
 }
 
 /* The counts by key. Its key and value, and tk_stack_snaps', are given by
@@ -173,6 +224,7 @@ struct {
 static __always_inline void tk_stack_count_err(long id)
 {
 	u32 key = id == -1000 ? TK_STACK_ERR_SNAP :
+		  id == -28 /* ENOSPC */ ? TK_STACK_ERR_RING :
 		  id == -17 /* EEXIST */ ? TK_STACK_ERR_COLLISION :
 		  id == -12 /* ENOMEM */ ? TK_STACK_ERR_FULL :
 		  TK_STACK_ERR_OTHER;
@@ -187,10 +239,11 @@ static __always_inline int tk_stack_id(void *ctx, u64 flags)
 	long id = bpf_get_stackid(ctx, &tk_stacks, flags);
 	long spilled;
 
-	if ((id == -17 /* EEXIST */ || id == -12 /* ENOMEM */) && tk_stack_spill_on) {
+	if ((id == -17 /* EEXIST */ || id == -12 /* ENOMEM */) &&
+	    (tk_stack_spill_on || tk_stack_ring_on)) {
 		spilled = tk_stack_spill(ctx, flags);
 		/* Lost: counted as the spill map's reason (its hash taken,
-		 * or full). */
+		 * or full), or the event buffer's (full). */
 		id = spilled == -14 ? id : spilled;
 	}
 	/* -EFAULT: no stack of that kind here (a kernel thread's user

@@ -18,6 +18,11 @@
 /* Set in the id of a stack kept in tk_stacks_spill, not tk_stacks (ids
  * stay positive; a map has at most 2^24 slots). */
 #define TK_STACK_SPILL_ID (1 << 30)
+/* Set too (with TK_STACK_SPILL_ID) in the id of a stack that neither map
+ * could keep, whose frames went to userspace on tk_events instead
+ * (struct tk_stack_ring_head): its low 29 bits are a hash of the frames,
+ * as a spilled stack's are another hash's. */
+#define TK_STACK_RING_ID (1 << 29)
 
 /* The default depth: the kernel's kernel.perf_event_max_stack. */
 #define TK_STACK_MAX_DEPTH 127
@@ -77,6 +82,9 @@ enum tk_stack_err {
 	TK_STACK_ERR_OTHER,          /* any other -errno */
 	TK_STACK_ERR_SNAP,           /* a stack copy not kept: the map of
 				      * copies was full */
+	TK_STACK_ERR_RING,           /* a stack neither map kept, whose
+				      * frames the event buffer had no
+				      * room for */
 	TK_STACK_ERR_MAX,
 };
 
@@ -111,6 +119,15 @@ enum tk_stack_err {
 /* flags: BPF has no record of the process (new, or its record evicted
  * from the LRU map): userspace reads its mappings whole. */
 #define TK_STACK_PID_NEW 4
+
+/* A stack's frames on tk_events (TK_STACK_RING_ID): this head, then
+ * the stack map's value (tk_stack_depth frames, zeros after the last).
+ * marker stands where a pid event's tgid does, and no tgid is ~0. */
+#define TK_STACK_RING_MARKER 0xffffffffu
+struct tk_stack_ring_head {
+	unsigned int marker;
+	int id;
+};
 
 struct tk_stack_pid_event {
 	unsigned int tgid;

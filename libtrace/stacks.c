@@ -19,6 +19,7 @@
 #include "opts.h"
 #include "output.h"
 #include "setup.h"
+#include "stackring.h"
 #include "symbolize.h"
 #include "tk_stack.h"
 #include "unwind.h"
@@ -160,27 +161,36 @@ static int configure_spill(struct bpf_object *obj)
 	unsigned int slots = tk_stack_opts.storage_size / 8, depth = tk_stack_opts.max_depth;
 	size_t size = depth * sizeof(uint64_t);
 	bool on = slots > 0 && depth <= TK_STACK_MAX_DEPTH;
+	/* TRACEKIT_STACK_RING=0: what neither map keeps is lost and
+	 * counted, as before the ring (for the tests of those counters). */
+	const char *ring_knob = getenv("TRACEKIT_STACK_RING");
+	bool ring = depth <= TK_STACK_MAX_DEPTH && !(ring_knob && !strcmp(ring_knob, "0"));
 	int err;
 
 	if (!spill || !buf)
 		return -ENOENT;
-	if (slots && !on)
+	if (depth > TK_STACK_MAX_DEPTH)
 		tk_info("stacks the stack map cannot keep are lost: no spill map past %d frames",
 			TK_STACK_MAX_DEPTH);
+	else if (!ring)
+		tk_info("stacks neither stack map keeps are lost, not sent by their frames (TRACEKIT_STACK_RING=0)");
 	err = bpf_map__set_max_entries(spill, on ? slots : 1);
 	if (!err)
 		err = bpf_map__set_value_size(spill, size);
 	if (!err)
-		err = bpf_map__set_value_size(buf, size);
+		err = bpf_map__set_value_size(buf, sizeof(struct tk_stack_ring_head) + size);
 	if (!err)
 		err = tk_set_rodata(obj, "tk_stack_spill_on", &on, sizeof(on));
 	if (!err)
+		err = tk_set_rodata(obj, "tk_stack_ring_on", &ring, sizeof(ring));
+	if (!err)
 		err = tk_set_rodata(obj, "tk_stack_depth", &depth, sizeof(depth));
-	/* TRACEKIT_STACK_SPILL_HASH_BITS=N (0..30): spilled stacks keyed by
-	 * N bits of their hash, so that a test makes their keys meet. */
+	/* TRACEKIT_STACK_SPILL_HASH_BITS=N (0..29): spilled and sent stacks
+	 * keyed by N bits of their hashes, so that a test makes their keys
+	 * meet. */
 	if (!err && getenv("TRACEKIT_STACK_SPILL_HASH_BITS")) {
 		long bits = tk_arg_long("TRACEKIT_STACK_SPILL_HASH_BITS",
-					getenv("TRACEKIT_STACK_SPILL_HASH_BITS"), 0, 30);
+					getenv("TRACEKIT_STACK_SPILL_HASH_BITS"), 0, 29);
 		uint32_t mask = (uint32_t)((1UL << bits) - 1);
 
 		tk_info("spilled stacks keyed by %ld bits of their hash (TRACEKIT_STACK_SPILL_HASH_BITS)",
@@ -343,6 +353,11 @@ static int on_pid_event(void *ctx, const void *data, size_t size)
 	bool due;
 
 	(void)ctx;
+	if (size >= sizeof(struct tk_stack_ring_head) &&
+	    ((const struct tk_stack_ring_head *)data)->marker == TK_STACK_RING_MARKER) {
+		tk_stack_ring_add(data, size, tk_stack_opts.max_depth);
+		return 0;
+	}
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
 	due = note_due(ev->tgid);
@@ -469,9 +484,18 @@ static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned 
 	/* A spilled stack's id is its key in the spill map, whole. */
 	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, id & TK_STACK_SPILL_ID ?
 							  "tk_stacks_spill" : "tk_stacks"));
+	bool ok;
 
 	memset(ips, 0, depth * sizeof(*ips));
-	if (fd < 0 || bpf_map_lookup_elem(fd, &id, ips)) {
+	if ((id & TK_STACK_SPILL_ID) && (id & TK_STACK_RING_ID)) {
+		/* Sent by its frames: read what the event buffer still
+		 * holds when it has not come yet. */
+		ok = tk_stack_ring_get(id, ips, depth) ||
+		     (tk_events_poll(0) >= 0 && tk_stack_ring_get(id, ips, depth));
+	} else {
+		ok = fd >= 0 && !bpf_map_lookup_elem(fd, &id, ips);
+	}
+	if (!ok) {
 		stacks_unreadable++;
 		return false;
 	}
@@ -868,6 +892,9 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 
 	if (!ips)
 		tk_fail("out of memory");
+	/* Process notices that woke no reader (tk_stack_note), and stacks
+	 * sent by their frames, still in the event buffer. */
+	tk_events_poll(0);
 	counts_read(bpf_map__fd(counts), &c, take);
 	for (size_t i = 0; i < c.n; i++) {
 		const struct tk_stack_key *key = &c.keys[i];
@@ -1106,7 +1133,8 @@ static void unwind_info(void)
 void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 {
 	struct bpf_map *errs = bpf_object__find_map_by_name(obj, "tk_stack_errs");
-	unsigned long long collisions = 0, full = 0, other = 0, snaps_lost = 0;
+	unsigned long long collisions = 0, full = 0, other = 0, snaps_lost = 0, ring_lost = 0;
+	unsigned long long ring_stacks, ring_conflicts;
 	const char *tool = tk_tool_name();
 	struct tk_losses l;
 	struct tk_json j;
@@ -1117,7 +1145,15 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_percpu_sum(errs, TK_STACK_ERR_FULL, &full);
 		tk_percpu_sum(errs, TK_STACK_ERR_OTHER, &other);
 		tk_percpu_sum(errs, TK_STACK_ERR_SNAP, &snaps_lost);
+		tk_percpu_sum(errs, TK_STACK_ERR_RING, &ring_lost);
 	}
+	/* Each stack the event buffer had no room for is an event lost
+	 * too: l.events is left with the process notices lost. */
+	l.events -= ring_lost < l.events ? ring_lost : l.events;
+	tk_stack_ring_stats(&ring_stacks, &ring_conflicts);
+	if (ring_stacks)
+		tk_info("%llu stacks reached userspace by their frames: the stack map and the spill map could not keep them; %llu ids were shared by two or more (their samples show [Missed ...])",
+			ring_stacks, ring_conflicts);
 	fflush(stdout);
 	if (tk_opts.json) {
 		tk_json_begin(&j, stdout);
@@ -1126,6 +1162,7 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		tk_json_uint(&j, "map_inserts_failed", l.map_full);
 		tk_json_uint(&j, "stack_collisions", collisions);
 		tk_json_uint(&j, "stack_map_full", full);
+		tk_json_uint(&j, "stack_buffer_full", ring_lost);
 		tk_json_uint(&j, "stack_errors", other + stacks_unreadable);
 		tk_json_uint(&j, "stacks_truncated", truncated_stacks);
 		tk_json_uint(&j, "stacks_unwind_incomplete", unwind_incomplete() + snaps_lost);
@@ -1147,6 +1184,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 	if (full)
 		fprintf(stderr, "%s: %llu stacks lost: the stack map was full; raise --stack-storage-size (now %u)\n",
 			tool, full, tk_stack_opts.storage_size);
+	if (ring_lost)
+		fprintf(stderr, "%s: %llu stacks lost: neither stack map could keep them and the %s was full; raise --stack-storage-size (now %u) or --buffer-kb\n",
+			tool, ring_lost, tk_events_transport_name(), tk_stack_opts.storage_size);
 	if (other + stacks_unreadable)
 		fprintf(stderr, "%s: %llu stacks could not be taken or read; run with -v\n",
 			tool, other + stacks_unreadable);

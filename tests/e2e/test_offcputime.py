@@ -51,7 +51,7 @@ T_US = SLEEPS * SLEEP_MS * 1000
 STACK_KEYS = {"type", "comm", "pid", "tid", "user", "user_missed", "kernel",
               "kernel_missed", "value", "unit"}
 NO_LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
-           "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
+           "stack_collisions": 0, "stack_map_full": 0, "stack_buffer_full": 0, "stack_errors": 0,
            "stacks_truncated": 0, "stacks_unwind_incomplete": 0, "blocks_untimed": 0}
 # Stacks whose unwind stopped early (--unwind auto, the default): the
 # workload reads its commands through stdio, whose libc frames below

@@ -150,7 +150,7 @@ def test_json_records(prog):
     assert loss["blocks_untimed"] <= agent, loss
     assert {k: v for k, v in loss.items() if k != "blocks_untimed"} == {
         "type": "loss", "events_lost": 0, "map_inserts_failed": 0, "stack_collisions": 0,
-        "stack_map_full": 0, "stack_errors": 0, "stacks_truncated": 0,
+        "stack_map_full": 0, "stack_buffer_full": 0, "stack_errors": 0, "stacks_truncated": 0,
         "stacks_unwind_incomplete": 0}, loss
     stacks = [r for r in recs if r["type"] == "stack"]
     assert stacks and all(set(r) == STACK_KEYS for r in stacks), stacks

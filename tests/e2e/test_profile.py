@@ -405,7 +405,7 @@ def test_json_records(progs):
     assert err == ""
     assert loss == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
                     "stack_collisions": 0, "stack_map_full": 0,
-                    "stack_errors": 0,
+                    "stack_buffer_full": 0, "stack_errors": 0,
                     # as STDERR: its samples are outside the chain, bounded below
                     "stacks_truncated": loss["stacks_truncated"],
                     # as STDERR: samples outside the chain

@@ -30,8 +30,8 @@ ET_EXEC, ET_DYN = 2, 3
 # kallsyms of 5.10 to 6.18 (funclatency's tests use it too).
 
 LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0,
-        "stack_collisions": 0, "stack_map_full": 0, "stack_errors": 0,
-        "stacks_truncated": 0, "stacks_unwind_incomplete": 0}
+        "stack_collisions": 0, "stack_map_full": 0, "stack_buffer_full": 0,
+        "stack_errors": 0, "stacks_truncated": 0, "stacks_unwind_incomplete": 0}
 
 
 def last_possible_cpu():
@@ -555,9 +555,15 @@ def test_d_is_delimited_and_duration_is_long_or_D(progs):
 
 
 # --- Never silently incomplete: each loss counted, with its fix --------------
-# Two call sites make two distinct user stacks (100 and 37 calls). With
-# room for one of them only, the other's calls are reported lost, exactly,
-# with the option that makes room.
+# Two call sites make two distinct user stacks (100 and 37 calls). A stack
+# that neither the stack map nor the spill map can keep reaches userspace
+# by its frames on the event buffer, and is counted in full. Without that
+# way (TRACEKIT_STACK_RING=0, so that the counters stay tested), the calls
+# of a stack not kept are reported lost, exactly, with the option that
+# makes room.
+
+NO_RING = {"TRACEKIT_STACK_RING": "0"}
+
 
 def split_run(progs, *opts, json=False, env=None):
     target = f"{progs['pie']}:shared_func"
@@ -566,10 +572,29 @@ def split_run(progs, *opts, json=False, env=None):
     return out, err
 
 
+def ring_info(n, shared=0):
+    return (f"stackcount: {n} stacks reached userspace by their frames: the stack map and "
+            f"the spill map could not keep them; {shared} ids were shared by two or more "
+            "(their samples show [Missed ...])\n")
+
+
+@pytest.mark.kernel
+def test_stack_no_map_keeps_is_counted_by_its_frames(progs):
+    """One stack slot and no spill map (below 8 slots): the second stack
+    finds its bucket taken, goes by its frames, and is counted in full,
+    under its own frames: nothing lost."""
+    out, err = split_run(progs, "--stack-storage-size", "1", "--verbose", json=True)
+    assert ring_info(1) in err, err
+    recs = stacks(out)   # nothing lost
+    assert len(recs) == 2, recs
+    for chain, n in ((PATH1, 100), (PATH2, 37)):
+        assert [r["value"] for r in recs if ends_at_entry(r["user"], chain)] == [n], recs
+
+
 @pytest.mark.kernel
 def test_stack_map_collisions_are_counted_with_their_fix(progs):
     # One stack slot: the second stack finds its bucket taken (-EEXIST).
-    out, err = split_run(progs, "--stack-storage-size", "1")
+    out, err = split_run(progs, "--stack-storage-size", "1", env=NO_RING)
     counted = [int(line.rsplit(" ", 1)[1]) for line in out.splitlines()
                if "shared_func" in line]
     assert len(counted) == 1 and counted[0] in (100, 37), out
@@ -577,7 +602,7 @@ def test_stack_map_collisions_are_counted_with_their_fix(progs):
     assert (f"stackcount: {lost} stacks lost to hash collisions in the stack map; "
             "raise --stack-storage-size (now 1)\n") in err, err
     rec = loss_record(json_lines(split_run(progs, "--stack-storage-size", "1",
-                                           json=True)[0]))
+                                           json=True, env=NO_RING)[0]))
     assert rec["stack_collisions"] in (100, 37) and rec["stack_map_full"] == 0, rec
 
 
@@ -591,27 +616,52 @@ def test_stack_that_collides_is_kept_in_the_spill_map(progs):
                          env={"TRACEKIT_STACK_MAP_SLOTS": "1"})
     assert ("the stack map has 1 slots, the spill map 2048 "
             "(TRACEKIT_STACK_MAP_SLOTS)\n") in err, err
+    assert "by their frames" not in err, err
     recs = stacks(out)   # nothing lost
     assert len(recs) == 2, recs
     for chain, n in ((PATH1, 100), (PATH2, 37)):
         assert [r["value"] for r in recs if ends_at_entry(r["user"], chain)] == [n], recs
 
 
-def test_stack_is_lost_only_when_the_spill_map_is_full_too(progs):
-    """Three stacks (target_func's, and shared_func's two), a one-slot
-    stack map and a one-slot spill map (--stack-storage-size 8): two are
-    kept, the third's calls are counted lost to a full map."""
+def three_stacks(progs, *opts, env):
+    """target_func's stack and shared_func's two (5, 100 and 37 calls),
+    with a one-slot stack map: (records, the loss record, stderr)."""
     path = progs["pie"]
-    out, err, _ = trace(["-U", "-P", "-p", "PID", "-j", "--stack-storage-size", "8",
+    out, err, _ = trace(["-U", "-P", "-p", "PID", "-j", "--verbose", *opts,
                          f"{path}:*_func"], path, ["split 100 37", "calls 5"],
-                        env={"TRACEKIT_STACK_MAP_SLOTS": "1"})
+                        env=dict(env, TRACEKIT_STACK_MAP_SLOTS="1"))
     records = json_lines(out)
-    loss = loss_record(records)
-    kept = [r["value"] for r in records[:-1] if not r["user_missed"]
-            and any(ends_at_entry(r["user"], c) for c in (PATH1, PATH2, CALLS))]
-    missed = [r["value"] for r in records[:-1] if r["user_missed"]]
-    assert len(kept) == 2 and missed == [loss["stack_map_full"]], records
-    assert sorted(kept + missed) == [5, 37, 100], records
+    return records[:-1], loss_record(records), err
+
+
+def kept_by_chain(recs):
+    """{calls: frames} of the stacks counted with frames, each checked to
+    be its count's chain."""
+    kept = {r["value"]: r["user"] for r in recs if not r["user_missed"]}
+    for n, frames in kept.items():
+        assert ends_at_entry(frames, {100: PATH1, 37: PATH2, 5: CALLS}[n]), (frames, n)
+    return kept
+
+
+@pytest.mark.kernel
+def test_stack_the_full_spill_map_cannot_keep_goes_by_its_frames(progs):
+    """A one-slot stack map and a one-slot spill map (--stack-storage-size
+    8) keep two of the three stacks; the third goes by its frames and is
+    counted in full."""
+    recs, loss, err = three_stacks(progs, "--stack-storage-size", "8", env={})
+    assert sorted(kept_by_chain(recs)) == [5, 37, 100] and len(recs) == 3, recs
+    assert dict(loss, stacks_unwind_incomplete=0) == LOSS, loss
+    assert ring_info(1) in err, err
+
+
+def test_stack_is_lost_only_when_the_spill_map_is_full_too(progs):
+    """As above, without the way by frames: the third's calls are counted
+    lost to a full map."""
+    recs, loss, _ = three_stacks(progs, "--stack-storage-size", "8", env=NO_RING)
+    kept = kept_by_chain(recs)
+    missed = [r["value"] for r in recs if r["user_missed"]]
+    assert len(kept) == 2 and missed == [loss["stack_map_full"]], recs
+    assert sorted([*kept, *missed]) == [5, 37, 100], recs
     assert loss["stack_collisions"] == 0, loss
 
 
@@ -619,22 +669,37 @@ def test_stack_is_lost_only_when_the_spill_map_is_full_too(progs):
 def test_spilled_stacks_whose_hashes_meet_are_told_apart(progs):
     """Spilled stacks are keyed by a hash of their frames and compared in
     full: with every key the same (0 bits of hash), the first spilled
-    stack is kept, the next is a counted collision, not a wrong one."""
-    path = progs["pie"]
-    out, err, _ = trace(["-U", "-P", "-p", "PID", "-j", f"{path}:*_func"], path,
-                        ["split 100 37", "calls 5"],
-                        env={"TRACEKIT_STACK_MAP_SLOTS": "1",
-                             "TRACEKIT_STACK_SPILL_HASH_BITS": "0"})
-    records = json_lines(out)
-    loss = loss_record(records)
-    kept = {tuple(r["user"]): r["value"] for r in records[:-1] if not r["user_missed"]}
-    missed = [r["value"] for r in records[:-1] if r["user_missed"]]
-    assert len(kept) == 2 and missed == [loss["stack_collisions"]], records
-    assert sorted([*kept.values(), *missed]) == [5, 37, 100], records
-    for frames, n in kept.items():
-        chain = {100: PATH1, 37: PATH2, 5: CALLS}[n]
-        assert ends_at_entry(list(frames), chain), (frames, n)
+    stack is kept, the next is not taken for it: it goes by its frames,
+    under an id of the other hash, and is counted in full; without that
+    way, a counted collision."""
+    bits = {"TRACEKIT_STACK_SPILL_HASH_BITS": "0"}
+    recs, loss, err = three_stacks(progs, env=bits)
+    assert sorted(kept_by_chain(recs)) == [5, 37, 100] and len(recs) == 3, recs
+    assert dict(loss, stacks_unwind_incomplete=0) == LOSS, loss
+    recs, loss, _ = three_stacks(progs, env=dict(bits, **NO_RING))
+    kept = kept_by_chain(recs)
+    missed = [r["value"] for r in recs if r["user_missed"]]
+    assert len(kept) == 2 and missed == [loss["stack_collisions"]], recs
+    assert sorted([*kept, *missed]) == [5, 37, 100], recs
     assert loss["stack_map_full"] == 0, loss
+
+
+@pytest.mark.kernel
+def test_stacks_sent_under_one_id_are_not_merged(progs):
+    """With no spill map and 0 bits of hash, the second and third stacks
+    are sent by their frames under one id, and BPF counts their calls
+    under one key: userspace sees two stacks under the id and gives
+    neither out (the key's calls show [Missed User Stack], counted as a
+    stack not read), rather than one's frames for both."""
+    recs, loss, err = three_stacks(progs, "--stack-storage-size", "1",
+                                   env={"TRACEKIT_STACK_SPILL_HASH_BITS": "0"})
+    kept = kept_by_chain(recs)
+    missed = [r["value"] for r in recs if r["user_missed"]]
+    assert len(kept) == 1 and len(missed) == 1 and sum([*kept, *missed]) == 142, recs
+    assert ring_info(2, 1) in err, err
+    # Stacks not read count by key: the two stacks' keys differ in the
+    # user registers (--unwind auto), and the report merges them.
+    assert loss["stack_errors"] == 2 and loss["stack_buffer_full"] == 0, loss
 
 
 @pytest.mark.kernel

@@ -28,7 +28,7 @@ MACHINERY = re.compile(r"(__traceiter_sched_\w+|__bpf_trace_sched_\w+|bpf_trace_
 STACK_KEYS = {"type", "target_comm", "waker_comm", "user", "user_missed", "kernel",
               "kernel_missed", "value", "unit"}
 NO_LOSS = {"type": "loss", "events_lost": 0, "map_inserts_failed": 0, "stack_collisions": 0,
-           "stack_map_full": 0, "stack_errors": 0, "stacks_truncated": 0,
+           "stack_map_full": 0, "stack_buffer_full": 0, "stack_errors": 0, "stacks_truncated": 0,
            "stacks_unwind_incomplete": 0}
 
 
