@@ -370,8 +370,9 @@ def main():
               f"{args.nfuncs} functions' stacks in the kernel's stack map of 16384 buckets "
               f"collide: {labels[peer]} loses those stacks, prints them as "
               f"`[Missed User Stack]` and does not count them; tracekit keeps them in its "
-              f"spill map and loses {lost('tracekit')} (a loss would be reported, with "
-              f"--stack-storage-size to make room).")
+              f"spill map, sends those it cannot keep by their frames, and loses "
+              f"{lost('tracekit')} (a loss would be reported, with --stack-storage-size "
+              f"or --buffer-kb to make room).")
 
 
 if __name__ == "__main__":
