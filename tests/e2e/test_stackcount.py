@@ -702,6 +702,34 @@ def test_stacks_sent_under_one_id_are_not_merged(progs):
     assert loss["stack_errors"] == 2 and loss["stack_buffer_full"] == 0, loss
 
 
+def test_stacks_the_event_buffer_cannot_hold_are_counted_with_their_fix(progs):
+    """Nine stacks (every function of "split 1 1" and "calls 1"), a
+    one-slot stack map and no spill map: eight go by their frames, into
+    a one-page event buffer while the reader is stopped. A stack of 127
+    frame slots takes 1032 bytes there, so three fit and five are
+    counted lost, with the options that make room; the three are
+    counted in full when the reader reads again."""
+    path = progs["pie"]
+    with Target(path) as t:
+        with Tool("stackcount", "-U", "-P", "-p", str(t.pid), "-f", "--buffer-kb", "4",
+                  "--stack-storage-size", "1", f"{path}:*") as tool:
+            os.kill(tool.proc.pid, signal.SIGSTOP)
+            try:
+                t.send("split 1 1")
+                t.send("calls 1")
+            finally:
+                os.kill(tool.proc.pid, signal.SIGCONT)
+            out, err, rc = tool.stop()
+    assert rc == 0, err
+    assert ("stackcount: 5 stacks lost: neither stack map could keep them and the ring "
+            "buffer was full; raise --stack-storage-size (now 1) or --buffer-kb\n") in err, err
+    lines = folded(out)
+    missed = [s for s in lines if s.endswith("[Missed User Stack]")]
+    kept = [s.split(";")[-1] for s in lines if s not in missed]
+    assert sum(lines[s] for s in missed) == 5 and len(kept) == 4, out
+    assert all(lines[s] == 1 for s in lines if s not in missed), out
+
+
 @pytest.mark.kernel
 def test_full_counts_map_drops_samples_and_says_so(progs):
     out, err = split_run(progs, "--max-stacks", "1")
