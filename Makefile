@@ -214,6 +214,17 @@ $(OBJ)/bpf/%.bpf.o: bpf/%.bpf.c | $(OBJ)/bpf
 $(OBJ)/%.skel.h: $(OBJ)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
+# libtrace's own BPF objects (bpf/lib/), as skeletons lib_NAME.skel.h.
+$(OBJ)/bpf/lib/%.bpf.o: bpf/lib/%.bpf.c | $(OBJ)/bpf
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -Ibpf/lib -c $< -o $@
+	llvm-strip -g $@
+
+$(OBJ)/lib_%.skel.h: $(OBJ)/bpf/lib/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name lib_$*_bpf > $@
+
+$(OBJ)/libtrace/ksymbpf.o: $(OBJ)/lib_ksym.skel.h
+
 # Syscall name tables, generated from this machine's kernel headers.
 $(OBJ)/libtrace/syscall_table.c: libtrace/gen-syscall-table.sh | $(OBJ)/libtrace
 	sh $< $(CC) > $@

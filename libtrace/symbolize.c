@@ -10,6 +10,7 @@
  * Not thread-safe: one tk_syms per thread. */
 #include "symbolize.h"
 #include "symbolize_int.h"
+#include "ksymbpf.h"
 #include "symparse.h"
 #include "setup.h"
 
@@ -78,6 +79,8 @@ struct tk_syms {
 	char *kallsyms_path;
 	struct tk_ksyms *k;
 	bool k_warned;
+	struct tk_ksym_bpf *kb;     /* the kernel names addresses */
+	bool kb_tried;
 	bool cache;
 	struct proc **procs;        /* hash by pid */
 	size_t nprocs, procs_cap;
@@ -214,6 +217,7 @@ void tk_syms_free(struct tk_syms *s)
 		free(s->pseudo[i]);
 	free(s->pseudo);
 	tk_ksyms_free(s->k);
+	tk_ksym_bpf_free(s->kb);
 	tk_elf_free(s->vdso);
 	free(s->kallsyms_path);
 	free(s->debuginfo_path);
@@ -238,6 +242,24 @@ int tk_syms_kernel(struct tk_syms *s, unsigned long long addr,
 		   struct tk_sym *out)
 {
 	*out = (struct tk_sym){ NULL, NULL, addr, false };
+	/* The kernel names the few addresses a tool shows in a fraction of
+	 * the time /proc/kallsyms takes to read whole; where it cannot,
+	 * or a name does not parse, the file. */
+	if (!s->k && !s->kallsyms_path && !s->kb_tried) {
+		s->kb_tried = true;
+		s->kb = tk_ksym_bpf_open();
+		tk_info("kernel symbols: %s", s->kb ? "named by the kernel (bpf_snprintf's %pB)"
+						    : "from /proc/kallsyms");
+	}
+	if (s->kb) {
+		if (tk_ksym_bpf_lookup(s->kb, addr, out))
+			return 1;
+		tk_info("kernel symbols: the kernel gave no name for 0x%llx: from /proc/kallsyms now",
+			addr);
+		tk_ksym_bpf_free(s->kb);
+		s->kb = NULL;
+		*out = (struct tk_sym){ NULL, NULL, addr, false };
+	}
 	if (!s->k) {
 		/* Loaded on the first kernel address: tools that only
 		 * print user stacks never pay for it. */
