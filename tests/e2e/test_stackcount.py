@@ -366,30 +366,29 @@ def test_syscall_tracepoint_kernel_stacks_sum_to_n(progs):
         assert r["kernel_missed"] is False and syscall_kernel_stack_ok(r["kernel"]), r
 
 
-def kernel_at_least(major, minor):
-    release = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
-    return release >= (major, minor)
-
-
 @pytest.mark.kernel
 def test_kernel_frames_named_by_the_kernel_as_by_kallsyms(progs):
     """Kernel frames are named by the kernel (a syscall program printing
     each address with bpf_snprintf's %pB, Linux 5.14) rather than from
-    all of /proc/kallsyms: the same names and offsets (-s) as
-    TRACEKIT_KSYMS=kallsyms gives, for the same 41 getppid calls."""
+    all of /proc/kallsyms: the same stacks, names and offsets (-s), as
+    TRACEKIT_KSYMS=kallsyms gives them, at raw_syscalls:sys_enter (whose
+    kernel stack every kernel gives; syscalls:* give none before 6.12)
+    for 41 getppid calls and the workload's reads and writes (their
+    number depends on timing: the stacks are compared, not counts)."""
     path = progs["nopie"]
     got = {}
     for way in ("kernel", "kallsyms"):
         env = {"TRACEKIT_KSYMS": "kallsyms"} if way == "kallsyms" else None
         out, err, _ = trace(["-f", "-s", "-K", "--verbose", "-p", "PID",
-                             "t:syscalls:sys_enter_getppid"], path, ["getppid 41"], env=env)
-        by_kernel = way == "kernel" and kernel_at_least(5, 14)
+                             "t:raw_syscalls:sys_enter"], path, ["getppid 41"], env=env)
+        by_kernel = way == "kernel" and kernel_version() >= (5, 14)
         assert ("stackcount: kernel symbols: named by the kernel (bpf_snprintf's %pB)\n"
-                if by_kernel else "stackcount: kernel symbols: from /proc/kallsyms\n") in err, err
+                if by_kernel else "stackcount: kernel symbols: from /proc/kallsyms\n") in err, \
+            (err, out)
         assert "gave no name" not in err, err
         got[way] = folded(out)
-    assert sum(got["kernel"].values()) == 41, got
-    assert got["kernel"] == got["kallsyms"], got
+        assert sum(got[way].values()) >= 41, out
+    assert set(got["kernel"]) == set(got["kallsyms"]), got
     assert all("+0x" in f for s in got["kernel"] for f in s.split(";")), got
 
 
