@@ -362,8 +362,9 @@ def main():
             continue
         more = (med("tracekit", "total") - med(peer, "total")) * 1e3
         print(f"\ntracekit's profile spends {med('tracekit', 'total') / med(peer, 'total'):.2f}x "
-              f"{labels[peer]}'s CPU ({more:+.0f} ms over the run). It reads /proc/kallsyms "
-              f"after attaching (libbpf-tools before) and symbolizes "
+              f"{labels[peer]}'s CPU ({more:+.0f} ms over the run). It names kernel "
+              f"frames after attaching, by the kernel's %pB where it can (libbpf-tools reads "
+              f"/proc/kallsyms before), and symbolizes "
               f"{med('tracekit', 'lines') / med(peer, 'lines'):.1f}x as many distinct stacks: "
               f"it names {100 * med('tracekit', 'named'):.0f}% of stk-manysyms' samples by "
               f"function where {labels[peer]} names {100 * med(peer, 'named'):.0f}%. "
