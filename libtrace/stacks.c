@@ -892,8 +892,9 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 
 	if (!ips)
 		tk_fail("out of memory");
-	/* Process notices that woke no reader (tk_stack_note), and stacks
-	 * sent by their frames, still in the event buffer. */
+	/* Stacks sent by their frames, and process notices, still in the
+	 * event buffer: read before the stacks are (fetch_stack would read
+	 * them one miss at a time). */
 	tk_events_poll(0);
 	counts_read(bpf_map__fd(counts), &c, take);
 	for (size_t i = 0; i < c.n; i++) {
