@@ -84,16 +84,60 @@ const volatile unsigned int tk_stack_depth = TK_STACK_MAX_DEPTH;
  * in tests, to make two stacks' keys meet). */
 const volatile unsigned int tk_stack_spill_mask = TK_STACK_RING_ID - 1;
 
-/* Whether two stacks of tk_stack_depth frames are the same. */
-static __always_inline bool tk_stack_same(const u64 *a, const u64 *b)
+/* The stack being spilled: this CPU's tk_stack_spill_buf's frames. */
+static __always_inline u64 *tk_stack_spill_frames(void)
 {
+	u32 zero = 0;
+	struct tk_stack_ring_head *head = bpf_map_lookup_elem(&tk_stack_spill_buf, &zero);
+
+	return head ? (u64 *)(head + 1) : NULL;
+}
+
+/* The two loops over a spilled stack's frames are global functions: the
+ * verifier checks a global function once, on its own, where an inlined
+ * loop is walked again, all 127 rounds, at each call site and on each
+ * path into it (both stack kinds, each spill reason). That was 16887
+ * instructions for profile's program, most of its load time; so they
+ * take no pointer (before 5.12 a global function takes only scalars
+ * and the context) and find the frames themselves. */
+
+/* The frames in this CPU's spill buffer, hashed with FNV-1a from two
+ * offset bases, high and low halves of each frame in opposite orders:
+ * h << 32 | r (0 when there is no buffer). */
+__noinline u64 tk_stack_spill_hashes(void)
+{
+	u32 h = 2166136261u, r = 0x5bd1e995u;
+	u64 *buf = tk_stack_spill_frames();
+
+	if (!buf)
+		return 0;
+	for (u32 i = 0; i < TK_STACK_MAX_DEPTH; i++) {
+		if (i >= tk_stack_depth || !buf[i])
+			break;
+		h = (h ^ (u32)buf[i]) * 16777619u;
+		h = (h ^ (u32)(buf[i] >> 32)) * 16777619u;
+		r = (r ^ (u32)(buf[i] >> 32)) * 16777619u;
+		r = (r ^ (u32)buf[i]) * 16777619u;
+	}
+	return (u64)h << 32 | r;
+}
+
+/* Whether tk_stacks_spill's stack id is the one in this CPU's spill
+ * buffer: 1, 0 when another, -1 when id holds none. */
+__noinline int tk_stack_spill_holds(u32 id)
+{
+	u64 *kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
+	u64 *buf = tk_stack_spill_frames();
+
+	if (!kept || !buf)
+		return -1;
 	for (u32 i = 0; i < TK_STACK_MAX_DEPTH; i++) {
 		if (i >= tk_stack_depth)
 			break;
-		if (a[i] != b[i])
-			return false;
+		if (kept[i] != buf[i])
+			return 0;
 	}
-	return true;
+	return 1;
 }
 
 /* Send the stack in buf to userspace as ring id id, unless sent lately
@@ -121,11 +165,12 @@ static __always_inline long tk_stack_ring(void *ctx, struct tk_stack_ring_head *
  * bpf_get_stack's. */
 static __always_inline long tk_stack_spill(void *ctx, u64 flags)
 {
-	/* id: as a long, positive. h and r: FNV-1a with two offset bases. */
-	u32 zero = 0, id, h = 2166136261u, r = 0x5bd1e995u;
+	/* id: as a long, positive. */
+	u32 zero = 0, id, h, r;
 	struct tk_stack_ring_head *head = bpf_map_lookup_elem(&tk_stack_spill_buf, &zero);
-	u64 *buf, *kept;
+	u64 *buf, hashes;
 	long len, err = -12;
+	int held;
 
 	if (!head)
 		return -12;
@@ -135,35 +180,29 @@ static __always_inline long tk_stack_spill(void *ctx, u64 flags)
 			    flags & (BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK));
 	if (len <= 0)
 		return len < 0 ? len : -14 /* EFAULT: no stack */;
-	for (u32 i = 0; i < TK_STACK_MAX_DEPTH; i++) {
-		if (i >= tk_stack_depth || !buf[i])
-			break;
-		h = (h ^ (u32)buf[i]) * 16777619u;
-		h = (h ^ (u32)(buf[i] >> 32)) * 16777619u;
-		r = (r ^ (u32)(buf[i] >> 32)) * 16777619u;
-		r = (r ^ (u32)buf[i]) * 16777619u;
-	}
+	hashes = tk_stack_spill_hashes();
+	h = hashes >> 32;
+	r = (u32)hashes;
 	if (tk_stack_spill_on) {
 		id = TK_STACK_SPILL_ID | (h & tk_stack_spill_mask);
-		kept = bpf_map_lookup_elem(&tk_stacks_spill, &id);
-		if (!kept) {
+		held = tk_stack_spill_holds(id);
+		if (held < 0) {
 			err = bpf_map_update_elem(&tk_stacks_spill, &id, buf, BPF_NOEXIST);
 			if (!err)
 				return id;
 			/* EEXIST: another CPU kept one meanwhile. */
-			kept = err == -17 ? bpf_map_lookup_elem(&tk_stacks_spill, &id) : NULL;
+			held = err == -17 ? tk_stack_spill_holds(id) : -1;
 			err = -12;
 		}
-		if (kept) {
-			if (tk_stack_same(kept, buf))
-				return id;
+		if (held > 0)
+			return id;
+		if (!held)
 			err = -17;
-		}
 	}
 	if (!tk_stack_ring_on)
 		return err;
 	id = TK_STACK_SPILL_ID | TK_STACK_RING_ID | (r & tk_stack_spill_mask);
-	return tk_stack_ring(ctx, head, id, (u64)h << 32 | r);
+	return tk_stack_ring(ctx, head, id, hashes);
 }
 
 /* The counts by key. Its key and value, and tk_stack_snaps', are given by
