@@ -13,21 +13,19 @@
 
 #include "lib_ksym.skel.h"
 #include "setup.h"
+#include "strtab.h"
+#include "u64map.h"
 
 struct named {
-	unsigned long long addr;
 	char *name;              /* NULL: unknown */
 	const char *module;      /* "kernel", or an entry of mods */
 	unsigned long long offset;
-	bool used;
 };
 
 struct tk_ksym_bpf {
 	struct lib_ksym_bpf *skel;
-	struct named *slots;     /* open addressing by addr */
-	size_t cap, used;
-	char **mods;             /* module names, interned */
-	size_t nmods;
+	struct tk_u64map named;  /* by address: each asked once */
+	struct tk_strtab mods;   /* module names */
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -46,6 +44,7 @@ struct tk_ksym_bpf *tk_ksym_bpf_open(void)
 		return NULL;
 	if (!(k = calloc(1, sizeof(*k))))
 		return NULL;
+	k->named = (struct tk_u64map)TK_U64MAP_INIT(struct named);
 	/* A kernel without syscall programs refuses the load: that is an
 	 * answer, not an error to print. */
 	old = libbpf_set_print(silent);
@@ -60,58 +59,32 @@ struct tk_ksym_bpf *tk_ksym_bpf_open(void)
 
 void tk_ksym_bpf_free(struct tk_ksym_bpf *k)
 {
+	struct named *n;
+	size_t pos = 0;
+
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->cap; i++)
-		free(k->slots[i].name);
-	free(k->slots);
-	for (size_t i = 0; i < k->nmods; i++)
-		free(k->mods[i]);
-	free(k->mods);
+	while ((n = tk_u64map_next(&k->named, &pos, NULL)))
+		free(n->name);
+	tk_u64map_free(&k->named);
+	tk_strtab_free(&k->mods);
 	lib_ksym_bpf__destroy(k->skel);
 	free(k);
 }
 
-static struct named *slot_of(struct tk_ksym_bpf *k, unsigned long long addr)
-{
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (k->cap - 1);
-
-	while (k->slots[i].used && k->slots[i].addr != addr)
-		i = (i + 1) & (k->cap - 1);
-	return &k->slots[i];
-}
-
-static void grow(struct tk_ksym_bpf *k)
-{
-	struct named *old = k->slots;
-	size_t oldcap = k->cap;
-
-	k->cap = oldcap ? oldcap * 2 : 1024;
-	if (!(k->slots = calloc(k->cap, sizeof(*k->slots))))
-		tk_fail("out of memory");
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].used)
-			*slot_of(k, old[i].addr) = old[i];
-	free(old);
-}
-
 static const char *intern_mod(struct tk_ksym_bpf *k, const char *m, size_t len)
 {
-	char **nm;
+	long i = tk_strtab_intern(&k->mods, m, len);
 
-	for (size_t i = 0; i < k->nmods; i++)
-		if (!strncmp(k->mods[i], m, len) && !k->mods[i][len])
-			return k->mods[i];
-	if (!(nm = realloc(k->mods, (k->nmods + 1) * sizeof(*nm))) ||
-	    !(nm[k->nmods] = strndup(m, len)))
+	if (i < 0)
 		tk_fail("out of memory");
-	k->mods = nm;
-	return k->mods[k->nmods++];
+	return k->mods.strs[i];
 }
 
 /* text: "name+0xOFF/0xSIZE" then " [module]" (a module's or a BPF
  * program's), or "0x..." for an address of no symbol. */
-static bool parse(struct tk_ksym_bpf *k, const char *text, struct named *n)
+static bool parse(struct tk_ksym_bpf *k, unsigned long long addr, const char *text,
+		  struct named *n)
 {
 	const char *plus = strrchr(text, '+'), *mod = strstr(text, " [");
 	unsigned long long off;
@@ -120,7 +93,7 @@ static bool parse(struct tk_ksym_bpf *k, const char *text, struct named *n)
 	/* No symbol: "kernel" for an address in the kernel's half (the top
 	 * bit set, on x86-64 and arm64), as ksyms.c says of one between
 	 * its symbols; none below. */
-	n->module = (int64_t)n->addr < 0 ? "kernel" : NULL;
+	n->module = (int64_t)addr < 0 ? "kernel" : NULL;
 	if (!strncmp(text, "0x", 2) && !plus)
 		return true;
 	n->module = "kernel";
@@ -145,13 +118,10 @@ static bool parse(struct tk_ksym_bpf *k, const char *text, struct named *n)
 bool tk_ksym_bpf_lookup(struct tk_ksym_bpf *k, unsigned long long addr, struct tk_sym *out)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run);
-	struct named *n;
+	struct named *n = tk_u64map_get(&k->named, addr), fresh = { 0 };
 	const char *text;
 
-	if (k->used * 2 >= k->cap)
-		grow(k);
-	n = slot_of(k, addr);
-	if (!n->used) {
+	if (!n) {
 		k->skel->bss->addr = addr + 1;
 		k->skel->bss->out[0] = '\0';
 		if (bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.ksym_name), &run))
@@ -160,11 +130,11 @@ bool tk_ksym_bpf_lookup(struct tk_ksym_bpf *k, unsigned long long addr, struct t
 		/* A name that filled the buffer may be cut. */
 		if (strnlen(text, sizeof(k->skel->bss->out)) >= sizeof(k->skel->bss->out) - 1)
 			return false;
-		n->addr = addr;
-		if (!*text || !parse(k, text, n))
+		if (!*text || !parse(k, addr, text, &fresh))
 			return false;
-		n->used = true;
-		k->used++;
+		if (!(n = tk_u64map_put(&k->named, addr, NULL)))
+			tk_fail("out of memory");
+		*n = fresh;
 	}
 	*out = (struct tk_sym){ n->name, n->module, n->name ? n->offset : addr, false };
 	return true;

@@ -8,6 +8,7 @@
  * interned; an entry is 16 bytes, ~2 MB for a distribution kernel. */
 #include "symbolize_int.h"
 #include "procfile.h"
+#include "strtab.h"
 #include "symparse.h"
 
 #include <stdio.h>
@@ -27,8 +28,7 @@ struct tk_ksyms {
 	size_t n;
 	char *names;
 	size_t names_len;
-	char **mods;
-	size_t nmods;
+	struct tk_strtab mods;   /* module names; 0: "kernel" */
 	bool restricted;
 };
 
@@ -90,24 +90,13 @@ static int sort_ksyms(struct ksym *s, size_t n)
 	return 0;
 }
 
+/* The index of module m[0..len) in k->mods: -1 out of memory, 0
+ * (taken as "kernel") past UINT16_MAX modules. */
 static int intern_mod(struct tk_ksyms *k, const char *m, size_t len)
 {
-	size_t i;
-	char **nm;
+	long i = tk_strtab_intern(&k->mods, m, len);
 
-	/* Modules arrive grouped, so the last one is nearly always it. */
-	for (i = k->nmods; i-- > 1;)
-		if (!strncmp(k->mods[i], m, len) && !k->mods[i][len])
-			return (int)i;
-	if (k->nmods >= UINT16_MAX)
-		return 0;
-	nm = realloc(k->mods, (k->nmods + 1) * sizeof(*nm));
-	if (!nm)
-		return -1;
-	k->mods = nm;
-	if (!(nm[k->nmods] = strndup(m, len)))
-		return -1;
-	return (int)k->nmods++;
+	return i > UINT16_MAX ? 0 : (int)i;
 }
 
 struct tk_ksyms *tk_ksyms_load(const char *path)
@@ -118,10 +107,8 @@ struct tk_ksyms *tk_ksyms_load(const char *path)
 	ssize_t len;
 	FILE *f;
 
-	if (!k || !(k->mods = malloc(sizeof(*k->mods))) ||
-	    !(k->mods[0] = strdup("kernel")))
+	if (!k || tk_strtab_intern(&k->mods, "kernel", strlen("kernel")) != 0)
 		goto oom;
-	k->nmods = 1;
 	f = tk_proc_fopen(path);
 	if (!f)
 		return k;
@@ -194,13 +181,9 @@ oom:
 
 void tk_ksyms_free(struct tk_ksyms *k)
 {
-	size_t i;
-
 	if (!k)
 		return;
-	for (i = 0; k->mods && i < k->nmods; i++)
-		free(k->mods[i]);
-	free(k->mods);
+	tk_strtab_free(&k->mods);
 	free(k->names);
 	free(k->syms);
 	free(k);
@@ -242,7 +225,7 @@ void tk_ksyms_lookup(const struct tk_ksyms *k, unsigned long long addr,
 	 * that a garbage address far above it stays unknown. */
 	if (lo == k->n && addr - ks->addr >= (1ULL << 20))
 		return;
-	out->module = k->mods[ks->mod];
+	out->module = k->mods.strs[ks->mod];
 	if (!ks->text)
 		return;
 	out->name = k->names + ks->name;

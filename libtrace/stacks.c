@@ -22,6 +22,7 @@
 #include "stackring.h"
 #include "symbolize.h"
 #include "tk_stack.h"
+#include "u64map.h"
 #include "unwind.h"
 
 #define DEFAULT_STORAGE 16384
@@ -280,45 +281,8 @@ size_t tk_stacks_snap_size(void)
 
 static struct tk_syms *syms;
 
-/* When each process was last noted: open addressing on tgid (0 is an
- * empty slot; tgid 0 is never noted). */
-struct noted_slot {
-	uint32_t tgid;
-	double when;
-};
-
-static struct {
-	struct noted_slot *slots;
-	size_t cap, used;
-} noted;
-
-static struct noted_slot *noted_slot(uint32_t tgid)
-{
-	size_t i;
-
-	if (noted.used * 2 >= noted.cap) {
-		struct noted_slot *old = noted.slots;
-		size_t oldcap = noted.cap;
-
-		noted.cap = oldcap ? oldcap * 2 : 1024;
-		noted.slots = calloc(noted.cap, sizeof(*noted.slots));
-		if (!noted.slots)
-			tk_fail("out of memory");
-		noted.used = 0;
-		for (i = 0; i < oldcap; i++)
-			if (old[i].tgid)
-				*noted_slot(old[i].tgid) = old[i];
-		free(old);
-	}
-	for (i = (tgid * 2654435761u) & (noted.cap - 1); noted.slots[i].tgid;
-	     i = (i + 1) & (noted.cap - 1))
-		if (noted.slots[i].tgid == tgid)
-			return &noted.slots[i];
-	noted.slots[i].tgid = tgid;
-	noted.slots[i].when = -1;
-	noted.used++;
-	return &noted.slots[i];
-}
+/* When each process was last noted (tk_elapsed), by tgid. */
+static struct tk_u64map noted = TK_U64MAP_INIT(double);
 
 /* True when tgid's notice should be acted on now. BPF sends one of a
  * process whose address space looks unchanged at most every
@@ -326,12 +290,14 @@ static struct noted_slot *noted_slot(uint32_t tgid)
  * racing, and is dropped. */
 static bool note_due(uint32_t tgid)
 {
-	struct noted_slot *slot = noted_slot(tgid);
-	double now = tk_elapsed();
+	double now = tk_elapsed(), *when;
+	bool added;
 
-	if (slot->when >= 0 && now - slot->when < TK_STACK_RENOTE_NS / 2e9)
+	if (!(when = tk_u64map_put(&noted, tgid, &added)))
+		tk_fail("out of memory");
+	if (!added && now - *when < TK_STACK_RENOTE_NS / 2e9)
 		return false;
-	slot->when = now;
+	*when = now;
 	return true;
 }
 
