@@ -67,10 +67,12 @@ static int configure(void *skel, void *ctx)
 }
 
 /* A row: the map's key (key_size bytes of it), then the totals summed
- * over CPUs; after tk_deltas_read, what grew in the interval. */
+ * over CPUs; after tk_deltas_read, what grew in the interval; and the
+ * name the kind gives the key. */
 struct row {
 	char key[TK_IRQ_NAME_LEN];
 	struct tk_irq_val v;
+	char name[64];
 };
 
 static void sum(void *row, const char *vals, int ncpu, size_t vsize)
@@ -122,13 +124,42 @@ static unsigned long long value(const struct row *r)
 
 static int by_name(const struct row *x, const struct row *y)
 {
-	char a[64], b[64];
-
 	if (the_kind->cmp)
 		return the_kind->cmp(x->key, y->key);
-	the_kind->name(x->key, a, sizeof(a));
-	the_kind->name(y->key, b, sizeof(b));
-	return strcmp(a, b);
+	return strcmp(x->name, y->name);
+}
+
+static int by_name_only(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+}
+
+/* Name the n rows, and make one of the rows of each name (hardirqs'
+ * actions that share one, as bcc, which keys by name, shows them): the
+ * rows left. */
+static long name_and_merge(struct row *rows, long n)
+{
+	long i, out = 0;
+	int s;
+
+	for (i = 0; i < n; i++)
+		the_kind->name(rows[i].key, rows[i].name, sizeof(rows[i].name));
+	qsort(rows, n, sizeof(*rows), by_name_only);
+	for (i = 0; i < n; i++) {
+		struct row *o = out ? &rows[out - 1] : NULL;
+
+		if (o && !strcmp(o->name, rows[i].name)) {
+			o->v.count += rows[i].v.count;
+			o->v.total_ns += rows[i].v.total_ns;
+			for (s = 0; s < TK_IRQ_SLOTS; s++)
+				o->v.slots[s] += rows[i].v.slots[s];
+			continue;
+		}
+		if (out != i)
+			rows[out] = rows[i];
+		out++;
+	}
+	return out;
 }
 
 /* bcc's orders: the table by value, largest first; -d by key. */
@@ -177,6 +208,7 @@ static void print(struct bpf_map *map, const struct tk_irq_kind *kind, int seq)
 	n = tk_deltas_read(&deltas, rows);
 	if (n < 0)
 		tk_fail("cannot read the map of interrupts: %s", strerror(-n));
+	n = name_and_merge(rows, n);
 	qsort(rows, n, sizeof(*rows), by_order);
 	if (!tk_opts.json) {
 		putchar('\n');
@@ -188,16 +220,17 @@ static void print(struct bpf_map *map, const struct tk_irq_kind *kind, int seq)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		kind->name(rows[i].key, buf, sizeof(buf));
+		const char *name = rows[i].name;
+
 		if (tk_opts.json) {
-			print_json(&rows[i], buf, seq);
+			print_json(&rows[i], name, seq);
 		} else if (tk_irq_opts.dist) {
 			printf("\n%s = ", kind->section);
-			tk_print_safe(stdout, buf, strlen(buf));
+			tk_print_safe(stdout, name, strlen(name));
 			putchar('\n');
 			tk_hist_print_log2(stdout, rows[i].v.slots, TK_IRQ_SLOTS, unit());
 		} else {
-			tk_print_safe_padded(stdout, buf, strlen(buf), kind->width);
+			tk_print_safe_padded(stdout, name, strlen(name), kind->width);
 			printf(" %11llu\n", value(&rows[i]));
 		}
 	}
@@ -230,6 +263,8 @@ int tk_irq_main(const struct tk_tool *tool, int argc, char **argv,
 	r.map = bpf_object__find_map_by_name(ops->obj(skel), "irqs");
 	if (!r.map)
 		tk_fail("the BPF object has no map 'irqs'");
+	if (kind->loaded)
+		kind->loaded(ops->obj(skel));
 	if (!tk_opts.json)
 		printf("Tracing %s event%s... Hit Ctrl-C to end.\n", kind->what,
 		       tk_irq_opts.count ? "s" : " time");

@@ -35,7 +35,11 @@ struct tk_irq_kind {
 	int width;            /* of that column (bcc's) */
 	const char *section;  /* -d section label, JSON type: "hardirq" */
 	size_t key_size;      /* of the map's key */
-	/* The interrupt's name from the map's key, into buf. */
+	/* After the load: what name needs of the object (hardirqs' map of
+	 * names); NULL: nothing. */
+	void (*loaded)(struct bpf_object *obj);
+	/* The interrupt's name from the map's key, into buf. Keys of one
+	 * name are shown as one, their totals added. */
 	void (*name)(const void *key, char *buf, size_t len);
 	/* -d: the order of the sections (bcc's: by key); NULL: by name. */
 	int (*cmp)(const void *a, const void *b);

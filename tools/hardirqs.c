@@ -1,4 +1,6 @@
 /* hardirqs: summarize hard interrupt handler time (or runs) per interrupt. */
+#include <bpf/bpf.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hardirqs.skel.h"
@@ -49,16 +51,29 @@ static const struct tk_tool tool = {
 	.bcc_missing = tk_irq_bcc_missing,
 };
 
+/* The map of each action's name, by its address (bpf/hardirqs.bpf.c). */
+static int names_fd = -1;
+
+static void loaded(struct bpf_object *obj)
+{
+	names_fd = bpf_object__find_map_fd_by_name(obj, "irq_names");
+}
+
 static void name(const void *key, char *buf, size_t len)
 {
-	snprintf(buf, len, "%.*s", TK_IRQ_NAME_LEN, (const char *)key);
+	char name[TK_IRQ_NAME_LEN + 1] = "";
+
+	/* Written with the action's totals: always there. */
+	if (bpf_map_lookup_elem(names_fd, key, name))
+		snprintf(name, sizeof(name), "?");
+	snprintf(buf, len, "%s", name);
 }
 
 static const struct tk_irq_kind kind = {
 	.what = "hard irq", .count_off = "irq_handler_entry",   /* -C: counted at the other end */
 	.count_option = "-C/--count",
 	.column = "HARDIRQ", .width = 26, .section = "hardirq",
-	.key_size = TK_IRQ_NAME_LEN, .name = name,
+	.key_size = sizeof(uint64_t), .loaded = loaded, .name = name,
 };
 
 TK_SKEL_OPS(hardirqs_bpf);

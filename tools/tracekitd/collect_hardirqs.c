@@ -15,7 +15,7 @@ static int start(const struct config *c, char *err, size_t errlen)
 
 static void write_metrics(FILE *f)
 {
-	irqs_write(f, skel->maps.irqs, false, "hardirqs", "irq",
+	irqs_write(f, skel->maps.irqs, skel->maps.irq_names, "hardirqs", "irq",
 		   "tracekit_hardirq_seconds_total",
 		   "Time in hard interrupt handlers, by the handler's name as /proc/interrupts shows it (hardirqs).",
 		   "tracekit_hardirqs_total",

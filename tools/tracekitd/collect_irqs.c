@@ -3,6 +3,8 @@
  * no histograms) written as two counter families. */
 #include "tracekitd.h"
 
+#include <bpf/bpf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +22,7 @@ struct irq_sum {
 struct irq_sums {
 	struct irq_sum *v;
 	size_t n, cap;
-	bool softirq;  /* keys are vector numbers, else names */
+	int names_fd;  /* hardirqs' names by action address; -1: softirqs' vectors */
 };
 
 static struct irq_sum *irq_sum_of(struct irq_sums *s, const char *name)
@@ -59,12 +61,11 @@ static void add(const void *key, const char *vals, int ncpu, size_t vsize,
 			break;
 	if (c == ncpu)
 		return;
-	if (s->softirq) {
+	memset(name, 0, sizeof(name));
+	if (s->names_fd < 0)
 		tk_softirq_name(*(const unsigned *)key, name, sizeof(name));
-	} else {
-		memcpy(name, key, TK_IRQ_NAME_LEN);
-		name[TK_IRQ_NAME_LEN] = '\0';
-	}
+	else if (bpf_map_lookup_elem(s->names_fd, key, name))
+		snprintf(name, sizeof(name), "?");  /* written with the totals */
 	sum = irq_sum_of(s, name);
 	if (!sum)
 		return;
@@ -82,11 +83,11 @@ static int by_name(const void *a, const void *b)
 }
 
 /* The two families of one tool's map: seconds, then runs. */
-void irqs_write(FILE *f, struct bpf_map *map, bool softirq, const char *tool,
+void irqs_write(FILE *f, struct bpf_map *map, struct bpf_map *names, const char *tool,
 		       const char *label, const char *seconds, const char *seconds_help,
 		       const char *runs, const char *runs_help)
 {
-	struct irq_sums s = { .softirq = softirq };
+	struct irq_sums s = { .names_fd = names ? bpf_map__fd(names) : -1 };
 	size_t i;
 	int err;
 

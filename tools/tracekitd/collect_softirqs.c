@@ -15,7 +15,7 @@ static int start(const struct config *c, char *err, size_t errlen)
 
 static void write_metrics(FILE *f)
 {
-	irqs_write(f, skel->maps.irqs, true, "softirqs", "vector",
+	irqs_write(f, skel->maps.irqs, NULL, "softirqs", "vector",
 		   "tracekit_softirq_seconds_total",
 		   "Time in softirqs, by vector as /proc/softirqs names them, lower case (softirqs).",
 		   "tracekit_softirqs_total",

@@ -132,10 +132,11 @@ void capped_sample(FILE *f, struct capped *c, unsigned long long n,
 		   const char *const *labels, int nlabels);
 void capped_end(FILE *f, struct capped *c, const char *const *names, int nlabels);
 
-/* collect_irqs.c: hardirqs' or softirqs' map irqs (keys: names, or
- * softirq vector numbers) as the counter families seconds (time) and
- * runs, labelled label; tool names a read error. */
-void irqs_write(FILE *f, struct bpf_map *map, bool softirq, const char *tool,
+/* collect_irqs.c: hardirqs' or softirqs' map irqs (keys: action
+ * addresses, named by the map names; or, names NULL, softirq vector
+ * numbers) as the counter families seconds (time) and runs, labelled
+ * label, one sample per name; tool names a read error. */
+void irqs_write(FILE *f, struct bpf_map *map, struct bpf_map *names, const char *tool,
 		const char *label, const char *seconds, const char *seconds_help,
 		const char *runs, const char *runs_help);
 
