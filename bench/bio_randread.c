@@ -1,16 +1,18 @@
 /* The block benchmark's workload: 4 KiB O_DIRECT reads of a block device
- * at random 4 KiB-aligned offsets (a fixed xorshift sequence, the same in
+ * (or of a regular file: bench/cpu_overhead.py's hard interrupts, one
+ * from the disk for each read) at random 4 KiB-aligned offsets (a fixed xorshift sequence, the same in
  * every run), in bursts; prints each burst's wall-clock ns per read (the
  * reads are served by the loop driver's worker, not in this process, so
  * its CPU time would miss them).
  *
- * Usage: bio_randread DEVICE READS BURSTS */
+ * Usage: bio_randread DEVICE|FILE READS BURSTS */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -29,6 +31,7 @@ int main(int argc, char **argv)
 {
 	uint64_t size, blocks, x = 88172645463325252ull;
 	long reads, bursts;
+	struct stat st;
 	void *buf;
 	int fd;
 
@@ -37,11 +40,20 @@ int main(int argc, char **argv)
 	reads = atol(argv[2]);
 	bursts = atol(argv[3]);
 	fd = open(argv[1], O_RDONLY | O_DIRECT);
-	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &size) || posix_memalign(&buf, BLOCK, BLOCK)) {
+	if (fd < 0 || fstat(fd, &st) || posix_memalign(&buf, BLOCK, BLOCK)) {
+		perror(argv[1]);
+		return 1;
+	}
+	size = (uint64_t)st.st_size;
+	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size)) {
 		perror(argv[1]);
 		return 1;
 	}
 	blocks = size / BLOCK;
+	if (!blocks) {
+		fprintf(stderr, "%s: smaller than one block\n", argv[1]);
+		return 1;
+	}
 	for (long b = 0; b < bursts; b++) {
 		uint64_t t0 = now_ns();
 
