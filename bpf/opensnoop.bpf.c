@@ -222,20 +222,11 @@ static __always_inline int leave(void *ctx, long ret)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_open")
-int open_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	return leave(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_openat")
-int openat_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	return leave(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_openat2")
-int openat2_exit(struct trace_event_raw_sys_exit *ctx)
+/* One program for the three exits, attached to each the kernel has
+ * (tk_syscall_exits_target): with --full-path its dentry walk makes it
+ * large for the verifier, which then checks it once, not three times. */
+SEC("tp")
+int open_exit_tp(struct trace_event_raw_sys_exit *ctx)
 {
 	return leave(ctx, ctx->ret);
 }

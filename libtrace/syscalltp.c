@@ -2,6 +2,11 @@
 
 #include <bpf/libbpf.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf.h"
+#include "funcmatch.h"
 
 #include "setup.h"
 
@@ -30,4 +35,27 @@ bool tk_syscall_tp_or_off(struct bpf_object *obj, const char *syscall)
 	off(obj, syscall, "enter");
 	off(obj, syscall, "exit");
 	return false;
+}
+
+void tk_syscall_exits_target(const char *family, const char *const *syscalls, size_t n,
+			     const char *label)
+{
+	/* tk_load reads the list: it lives as long as the tool. */
+	struct tk_func_list *exits = calloc(1, sizeof(*exits));
+	size_t i;
+
+	if (!exits || !(exits->v = calloc(n ? n : 1, sizeof(*exits->v))))
+		tk_fail("out of memory");
+	tk_ensure_tracefs();
+	for (i = 0; i < n; i++) {
+		char tp[128];
+
+		snprintf(tp, sizeof(tp), "sys_exit_%s", syscalls[i]);
+		if (!tk_tracepoint_exists("syscalls", tp))
+			continue;
+		if (asprintf(&exits->v[exits->n].name, "syscalls:%s", tp) < 0)
+			tk_fail("out of memory");
+		exits->n++;
+	}
+	tk_set_target_tps(family, exits, label);
 }

@@ -273,8 +273,12 @@ int main(int argc, char **argv)
 {
 	struct opensnoop_bpf *skel;
 
+	static const char *const opens[] = { "open", "openat", "openat2" };
+
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
+	tk_syscall_exits_target("open_exit", opens, sizeof(opens) / sizeof(opens[0]),
+				"the open syscalls' exits");
 	skel = tk_load(&opensnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
 	if (!tk_opts.json) {

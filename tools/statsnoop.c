@@ -172,6 +172,8 @@ int main(int argc, char **argv)
 
 	tk_parse_args(&tool, argc, argv);
 	tk_init();
+	tk_syscall_exits_target("stat_exit", syscall_names, STAT_SYS_MAX,
+				"the stat syscalls' exits");
 	skel = tk_load(&statsnoop_bpf_ops, configure, NULL);
 	tk_events_open(skel->obj, handle_event, NULL);
 	if (!tk_opts.json) {
