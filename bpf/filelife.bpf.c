@@ -261,26 +261,12 @@ static __always_inline int tp_open_exit(long fd)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_open")
-int tp_open_exit_tp(struct trace_event_raw_sys_exit *ctx)
-{
-	return tp_open_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_openat")
-int tp_openat_exit_tp(struct trace_event_raw_sys_exit *ctx)
-{
-	return tp_open_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_openat2")
-int tp_openat2_exit_tp(struct trace_event_raw_sys_exit *ctx)
-{
-	return tp_open_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_creat")
-int tp_creat_exit_tp(struct trace_event_raw_sys_exit *ctx)
+/* One program for the exits of open, openat, openat2 and creat, and one
+ * for unlink's and unlinkat's, each attached to those the kernel has
+ * (tk_syscall_exits_target): their dentry walks make them large for the
+ * verifier (0.4 s of load each here), which then checks each once. */
+SEC("tp")
+int tp_opens_exit_tp(struct trace_event_raw_sys_exit *ctx)
 {
 	return tp_open_exit(ctx->ret);
 }
@@ -359,14 +345,8 @@ static __always_inline int tp_unlink_exit(void *ctx, long ret)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_unlink")
-int tp_unlink_exit_tp(struct trace_event_raw_sys_exit *ctx)
-{
-	return tp_unlink_exit(ctx, ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_unlinkat")
-int tp_unlinkat_exit_tp(struct trace_event_raw_sys_exit *ctx)
+SEC("tp")
+int tp_unlinks_exit_tp(struct trace_event_raw_sys_exit *ctx)
 {
 	return tp_unlink_exit(ctx, ctx->ret);
 }
