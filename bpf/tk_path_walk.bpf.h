@@ -72,6 +72,14 @@ static __always_inline bool tk_path_at(int dfd, struct tk_dpath *p)
 	return dfd == AT_FDCWD ? tk_path_cwd(p) : tk_path_fd(dfd, p);
 }
 
+/* TK_PATH_MAX, in .data where the verifier does not know it: a walk
+ * that began at the constant would be two walks to the verifier, one
+ * before the first component is written (pos still the constant) and
+ * one after (pos any offset), at every step, for 64 steps: 117361
+ * instructions processed for statsnoop's exit program, against 14394
+ * when pos is any offset from the start. */
+volatile unsigned int tk_path_max_opaque = TK_PATH_MAX;
+
 static __always_inline struct mount *tk_real_mount(struct vfsmount *vm)
 {
 	return (struct mount *)((char *)vm - bpf_core_field_offset(struct mount, mnt));
@@ -92,7 +100,7 @@ static __always_inline u32 tk_path_walk(struct tk_path_buf *b,
 	struct dentry *d = p->dentry, *top, *parent;
 	struct mount *m = tk_real_mount(vm), *up;
 	const unsigned char *name;
-	u32 pos = TK_PATH_MAX, len;
+	u32 pos = tk_path_max_opaque & (2 * TK_PATH_MAX - 1), len;
 	int i;
 
 	*cut = false;
