@@ -27,9 +27,10 @@ struct {
 } irqs SEC(".maps");
 
 /* Each action's name (irqaction.name, cut to TK_IRQ_NAME_LEN as bcc
- * cuts it), by its address. */
+ * cuts it), by its address. LRU: the names of actions long gone (a
+ * device removed) make room for new ones. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, u64);
 	__type(value, char[TK_IRQ_NAME_LEN]);
