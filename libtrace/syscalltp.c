@@ -57,5 +57,8 @@ void tk_syscall_exits_target(const char *family, const char *const *syscalls, si
 			tk_fail("out of memory");
 		exits->n++;
 	}
+	if (!exits->n)
+		tk_fail("no syscalls:sys_exit_* tracepoint of %s on this kernel: nothing to trace",
+			label);
 	tk_set_target_tps(family, exits, label);
 }

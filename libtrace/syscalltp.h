@@ -1,8 +1,10 @@
 /* Tools on syscall tracepoints (opensnoop, mountsnoop, statsnoop,
- * syncsnoop) trace a syscall with two programs, SYSCALL_enter on
- * syscalls:sys_enter_SYSCALL and SYSCALL_exit on sys_exit_SYSCALL. A
- * kernel older than the syscall has neither tracepoint, and an attach
- * would fail the whole tool: such a pair is left out instead. */
+ * syncsnoop) trace a syscall with SYSCALL_enter on
+ * syscalls:sys_enter_SYSCALL and an exit program on sys_exit_SYSCALL:
+ * SYSCALL_exit, or one program for a family of syscalls whose exit
+ * program is large (tk_syscall_exits_target). A kernel older than the
+ * syscall has neither tracepoint, and an attach would fail the whole
+ * tool: such a syscall is left out instead. */
 #ifndef TK_SYSCALLTP_H
 #define TK_SYSCALLTP_H
 
