@@ -552,8 +552,10 @@ def test_idle_task_only_with_include_idle():
         pytest.skip(f"the CPUs were idle only {idle_s:.2f} s of the run: other work")
     assert idle, (idle_s, r.stdout)
     # The idle loop, entered through cpu_startup_entry (do_idle may be
-    # inlined, or the sample land in schedule_idle's switch).
-    assert all(";cpu_startup_entry;" in s or ";do_idle;" in s for s in idle), idle
+    # inlined, or the sample land in schedule_idle's switch, or in
+    # cpu_startup_entry itself, between two rounds of do_idle: seen on
+    # 6.1, ...;rest_init;cpu_startup_entry).
+    assert all({"cpu_startup_entry", "do_idle"} & set(s.split(";")) for s in idle), idle
 
 
 @pytest.mark.kernel

@@ -76,6 +76,15 @@ def has_chain(frames, chain=CHAIN):
     return any(frames[i:i + n] == chain for i in range(len(frames) - n + 1))
 
 
+def in_spin(lines):
+    """The samples taken in chain_c's own code: those its unwinding is
+    judged by, each of them. The others, the dynamic loader's start-up,
+    libc's exit and the clock reads in the PLT and the vDSO, are as many
+    as the machine's speed makes them (15 of 148 samples in a 5.10 TCG
+    guest with its host loaded, where a 95% share was once asked)."""
+    return [(f, c) for f, c in lines if f[-1:] == ["chain_c"]]
+
+
 def assert_regs_taken(err, tool, mode):
     """-v names where the registers came from, and the mode was kept."""
     m = re.search(rf"^{tool}: {REGS_FROM}", err, re.M)
@@ -119,15 +128,12 @@ def test_profile_cfi_without_frame_pointers(chain):
               chain["nofp"], "spin", 2)
     assert res.returncode == 0, res.stderr
     assert_regs_taken(res.stderr, "profile", "cfi")
-    lines = folded(res.stdout, "uwc-nofp")
-    total = sum(c for _, c in lines)
-    good = sum(c for f, c in lines if has_chain(f))
+    spun = in_spin(folded(res.stdout, "uwc-nofp"))
     # At least 1 s of its own CPU at 99 Hz (unwind_chain.c): ~99 samples
     # on a busy host, ~200 on a quiet one.
-    assert total >= 50, res.stdout
-    assert good >= 0.95 * total, res.stdout
-    # From _start: nothing was cut short.
-    assert all(f[0] == "_start" for f, _ in lines if has_chain(f)), res.stdout
+    assert sum(c for _, c in spun) >= 50, res.stdout
+    # Each, the whole chain from _start: nothing was cut short.
+    assert all(has_chain(f) and f[0] == "_start" for f, _ in spun), res.stdout
 
 
 @pytest.mark.kernel
@@ -138,13 +144,11 @@ def test_profile_auto_without_frame_pointers_marks_where_it_stopped(chain):
     res = run("profile", "-f", "-U", "-F", 99, "-v", "--", chain["nofp"], "spin", 2)
     assert res.returncode == 0, res.stderr
     assert_regs_taken(res.stderr, "profile", "auto")
-    lines = folded(res.stdout, "uwc-nofp")
-    total = sum(c for _, c in lines)
-    good = [(f, c) for f, c in lines if has_chain(f)]
-    assert total >= 50, res.stdout   # as in the cfi test above
-    assert sum(c for _, c in good) >= 0.95 * total, res.stdout
-    marked = [f for f, _ in good if f[0] == "[unwind: snapshot too small]"]
-    for f, _ in good:
+    spun = in_spin(folded(res.stdout, "uwc-nofp"))
+    assert sum(c for _, c in spun) >= 50, res.stdout   # as in the cfi test above
+    marked = [f for f, _ in spun if f[0] == "[unwind: snapshot too small]"]
+    for f, _ in spun:
+        assert has_chain(f), f
         assert f[0] in ("_start", "[unwind: snapshot too small]"), f
         # Nothing between the marker and main but libc's start-up.
         assert all(x.startswith("__libc_start") for x in f[1:f.index("main")]), f

@@ -8,8 +8,13 @@
  *                sleeps MS ms while its parent waits in the kernel in
  *                TASK_KILLABLE (TASK_UNINTERRUPTIBLE | TASK_WAKEKILL)
  *
- * "done US" gives the microseconds the command took (CLOCK_MONOTONIC, as
- * bpf_ktime_get_ns): the time it spent off CPU can be no more.
+ * "done US ONCPU WAITED" gives the microseconds the command took
+ * (CLOCK_MONOTONIC, as bpf_ktime_get_ns): the time it spent off CPU can
+ * be no more; and, from the kernel's /proc/self/schedstat taken around
+ * it, the microseconds this thread ran and waited on a run queue
+ * meanwhile: a sleep of MS ms is off CPU for at least MS ms less the
+ * time the thread spent between arming its timer and switching out,
+ * which is one or the other (test_offcputime.min_blocked).
  *
  * Built -O0 -fno-omit-frame-pointer -fno-inline so that every function
  * has a frame. The sleeps are clock_nanosleep system calls made from the
@@ -20,6 +25,7 @@
  * function that called libc (vfork_call), whose frame pointer is the one
  * the walk starts from, and shows ...;main;wait_vfork;__vfork. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +143,29 @@ static long raw_sleep(const struct timespec *ts)
 	return ret;
 }
 
+/* This thread's time on CPU and waiting on a run queue, in ns, as the
+ * kernel accounts them (sum_exec_runtime and sched_info.run_delay), read
+ * again through a descriptor opened once. */
+static void sched_times(long long *oncpu, long long *waited)
+{
+	static int fd = -1;
+	char buf[128];
+	ssize_t n;
+
+	if (fd < 0)
+		fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		perror("/proc/self/schedstat");
+		exit(3);
+	}
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld", oncpu, waited) != 2) {
+		fprintf(stderr, "/proc/self/schedstat: %s\n", buf);
+		exit(3);
+	}
+}
+
 static long long now_us(void)
 {
 	struct timespec ts;
@@ -148,7 +177,7 @@ static long long now_us(void)
 int main(void)
 {
 	char line[128], cmd[16];
-	long long t0;
+	long long t0, cpu0, wait0, cpu1, wait1, took;
 	long n, ms;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -156,6 +185,7 @@ int main(void)
 	while (fgets(line, sizeof(line), stdin)) {
 		int k = sscanf(line, "%15s %ld %ld", cmd, &n, &ms);
 
+		sched_times(&cpu0, &wait0);
 		t0 = now_us();
 		if (k == 3 && !strcmp(cmd, "sleep"))
 			wait_outer(n, ms);
@@ -167,7 +197,11 @@ int main(void)
 			wait_vfork(n);
 		else
 			return 2;
-		printf("done %lld\n", now_us() - t0 + 1);  /* +1: rounding */
+		took = now_us() - t0 + 1;  /* +1: rounding */
+		sched_times(&cpu1, &wait1);
+		/* Rounded up: they bound what is not off CPU from above. */
+		printf("done %lld %lld %lld\n", took, (cpu1 - cpu0 + 999) / 1000,
+		       (wait1 - wait0 + 999) / 1000);
 	}
 	return 0;
 }
