@@ -26,6 +26,7 @@ from conftest import (FRAME_POINTERS, ROOT, SYSCALL_ENTRY, Tool, Workload,
                       agent_switches, assert_annotated, json_lines, loss_record,
                       next_instruction_offsets, own_cgroup, require, run, tool_map_id,
                       tool_path, wait_noted)
+from sched_account import Took, min_blocked
 
 PROG_SRC = ROOT / "tests/e2e/progs/offcpu_target.c"
 COMM = "offcpu-target"
@@ -73,25 +74,6 @@ def prog(tmp_path_factory):
     subprocess.run(["cc", "-O0", *FRAME_POINTERS, "-fno-inline",
                     "-o", str(path), str(PROG_SRC)], check=True)
     return path
-
-
-class Took(int):
-    """The microseconds a command took, with the kernel's account of the
-    workload's thread meanwhile: oncpu_us it ran, waited_us it waited on
-    a run queue (both rounded up)."""
-
-    def __new__(cls, us, oncpu_us, waited_us):
-        took = super().__new__(cls, int(us))
-        took.oncpu_us, took.waited_us = int(oncpu_us), int(waited_us)
-        return took
-
-
-def min_blocked(took, sleeps, ms):
-    """The least time sleeps of ms each, made in a command that took took
-    (a Took), keep the thread off CPU (module doc). Under TCG the on-CPU
-    part of a sleep alone was seen to be 3.5 ms (5.10 guest, a CPU hog on
-    the host): no fixed margin holds there, the kernel's account does."""
-    return max(0, sleeps * ms * 1000 - took.oncpu_us - took.waited_us - sleeps)
 
 
 class Target(Workload):

@@ -8,10 +8,12 @@
  *               it may have begun before the tracer), then N rounds:
  *               wait until the child sleeps in read(2), sleep MS ms,
  *               write one byte from tk_waker_marked_write (the child's
- *               block ends); wait for its answer. "done US CHILD": the
- *               microseconds from before the first round to after the
- *               last (CLOCK_MONOTONIC, as bpf_ktime_get_ns), and the
- *               child's pid.
+ *               block ends); wait for its answer. "done US CHILD ONCPU
+ *               WAITED": the microseconds from before the first round to
+ *               after the last (CLOCK_MONOTONIC, as bpf_ktime_get_ns), the
+ *               child's pid, and the microseconds the child ran and
+ *               waited on a run queue meanwhile, from the kernel's
+ *               /proc/CHILD/schedstat (rounded up).
  *   pipe N MS late
  *               the same, but the child answers each marked round only
  *               once the parent sleeps in read(2) for the answer, so the
@@ -20,13 +22,16 @@
  *               and answer before the parent reads: then it never blocks).
  *
  * So each of the child's N blocks woken by tk_waker_marked_write lasts
- * at least MS ms (it slept before the sleep began), and all N begin
- * after the first round and lie within the US measured. Built -O0 -fno-omit-frame-pointer -fno-inline: the
+ * at least MS ms less the child's stretch from being seen asleep to its
+ * switch out, which it spends on CPU or waiting for one (the ONCPU and
+ * WAITED reported bound all of them: tests/e2e/sched_account.py), and
+ * all N begin after the first round and lie within the US measured. Built -O0 -fno-omit-frame-pointer -fno-inline: the
  * reads and writes are system calls made from the marked functions
  * themselves (inline assembly, no libc wrapper without a frame pointer
  * to hide the caller), so the user stacks are main;wakee_loop;
  * tk_wakee_marked_read and main;waker_round;tk_waker_marked_write. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +127,32 @@ static void wait_reading(pid_t pid)
 	}
 }
 
+/* The child's time on CPU and waiting on a run queue, in ns, as the
+ * kernel accounts them (sum_exec_runtime and sched_info.run_delay). Read
+ * once the child is asleep or done with its part of a round: the time
+ * up to its last switch out is accounted by then. */
+static void child_sched_times(long long *oncpu, long long *waited)
+{
+	static int fd = -1;
+	char path[64], buf[128];
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", child);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		perror("schedstat");
+		exit(3);
+	}
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld", oncpu, waited) != 2) {
+		fprintf(stderr, "schedstat: %s\n", buf);
+		exit(3);
+	}
+}
+
 static void answer(void)
 {
 	char c;
@@ -167,15 +198,21 @@ int main(void)
 		mode[0] = 0;
 		words = sscanf(line, "pipe %ld %ld %7s", &n, &ms, mode);
 		if (words == 2 || (words == 3 && !strcmp(mode, "late"))) {
-			double t0 = now_us();
+			long long cpu0, wait0, cpu1, wait1;
+			double t0, took;
 
+			child_sched_times(&cpu0, &wait0);
+			t0 = now_us();
 			round_byte = words == 3 ? 'l' : 'w';
 			if (write(to_child[1], "p", 1) != 1)
 				return 3;
 			answer();
 			for (long i = 0; i < n; i++)
 				waker_round(ms);
-			printf("done %.0f %d\n", now_us() - t0, child);
+			took = now_us() - t0;
+			child_sched_times(&cpu1, &wait1);
+			printf("done %.0f %d %lld %lld\n", took, child, (cpu1 - cpu0 + 999) / 1000,
+			       (wait1 - wait0 + 999) / 1000);
 		} else {
 			printf("error\n");
 		}
