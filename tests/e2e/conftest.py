@@ -8,6 +8,7 @@ import json
 import os
 import re
 import select
+import shlex
 import signal
 import subprocess
 import time
@@ -327,8 +328,40 @@ def agent_switches():
 
 def run(name, *args, timeout=60, env=None):
     """Run a tool to completion (usage errors, --help, -d runs)."""
-    return subprocess.run([tool_path(name), *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+    return run_explained([tool_path(name), *map(str, args)], timeout=timeout,
+                         env=dict(os.environ, **(env or {})))
+
+
+def cpu_seconds(pid):
+    """The user and system CPU seconds task pid has used (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_explained(argv, timeout, env=None):
+    """subprocess.run(argv, capture_output=True, text=True); a command
+    still running after timeout seconds fails the test with what tells a
+    slow command from a stuck one: the CPU time it used, the machine's
+    load, and where each of its threads waits in the kernel."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            used = f"{cpu_seconds(proc.pid):.1f} s of CPU"
+        except OSError as e:
+            used = f"CPU time unknown ({e.strerror})"
+        with open("/proc/loadavg") as f:
+            load = f.read().strip()
+        where = hung_task_state(proc.pid)
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"{shlex.join(argv)} still ran after {timeout} s, having used {used}; "
+                    f"load average {load}\n{where}\nstdout:\n{out[-2000:]}\n"
+                    f"stderr:\n{err[-2000:]}")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def elf_functions(path):
