@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kbtf.h"
+#include "modbtf.h"
 #include "opts.h"
 
 static struct btf *kbtf;
@@ -27,6 +28,7 @@ const struct btf *tk_kernel_btf(void)
 
 void tk_kernel_btf_release(void)
 {
+	tk_module_btf_release();   /* split on this one */
 	btf__free(kbtf);
 	kbtf = NULL;
 	tried = false;

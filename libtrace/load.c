@@ -14,6 +14,7 @@
 #include "filter.h"
 #include "kbtf.h"
 #include "funcmatch.h"
+#include "modbtf.h"
 #include "multiattach.h"
 #include "perfevent.h"
 #include "json.h"
@@ -332,13 +333,99 @@ static bool choose(void)
 	return true;
 }
 
+/* ---- BTF targets in kernel modules ----
+ * A program of SEC("fentry"), SEC("fexit") or SEC("tp_btf") gets its
+ * target at run time (apply_choice). Where that is in a module, libbpf
+ * 1.1's look-up costs a scan of all the kernel's types per module loaded
+ * before it, for each program (modbtf.h); tracekit finds it instead, and
+ * its handlers of these three sections, which stand in for libbpf's,
+ * give the load the module's BTF object and the type. */
+struct module_target {
+	const struct bpf_program *prog;
+	int btf_fd, type_id;
+};
+
+static struct module_target module_targets[MAX_FAMILIES];
+static int n_module_targets;
+
+static int btf_target_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+			      long cookie)
+{
+	int i;
+
+	(void)cookie;
+	for (i = 0; i < n_module_targets; i++)
+		if (module_targets[i].prog == prog) {
+			opts->attach_btf_obj_fd = module_targets[i].btf_fd;
+			opts->attach_btf_id = module_targets[i].type_id;
+			return 0;
+		}
+	/* As libbpf's own handler: nothing to verify against. */
+	return opts->attach_btf_id ? 0 : -EINVAL;
+}
+
+static int btf_target_attach(const struct bpf_program *prog, long cookie,
+			     struct bpf_link **link)
+{
+	(void)cookie;
+	*link = bpf_program__attach_trace(prog);
+	return *link ? 0 : -errno;
+}
+
+/* Once, before any object is opened: a handler is chosen at open. If
+ * libbpf refuses, its own handlers stay, and only the look-up is slower. */
+static void register_btf_target_handlers(void)
+{
+	static const struct { const char *sec; enum bpf_attach_type type; } secs[] = {
+		{ "fentry", BPF_TRACE_FENTRY }, { "fexit", BPF_TRACE_FEXIT },
+		{ "tp_btf", BPF_TRACE_RAW_TP },
+	};
+	LIBBPF_OPTS(libbpf_prog_handler_opts, opts,
+		    .prog_prepare_load_fn = btf_target_prepare,
+		    .prog_attach_fn = btf_target_attach);
+	static bool done;
+	size_t i;
+
+	if (done)
+		return;
+	done = true;
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++)
+		libbpf_register_prog_handler(secs[i].sec, BPF_PROG_TYPE_TRACING, secs[i].type,
+					     &opts);
+}
+
+/* Point prog, of probe family, at kernel function (or, for tp_btf,
+ * tracepoint) func. */
+static int set_btf_target(struct bpf_program *prog, const char *family, const char *func,
+			  bool tracepoint)
+{
+	const char *sec = bpf_program__section_name(prog), *module;
+	int kind = tracepoint ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC, fd, id;
+	const struct btf *base;
+	char name[192];
+
+	if ((strcmp(sec, "fentry") && strcmp(sec, "fexit") && strcmp(sec, "tp_btf")) ||
+	    tk_opts.btf_path || !tk_module_btfs_present() ||
+	    n_module_targets == MAX_FAMILIES)
+		return bpf_program__set_attach_target(prog, 0, func);
+	snprintf(name, sizeof(name), "%s%s", tracepoint ? "btf_trace_" : "", func);
+	base = tk_kernel_btf();
+	if (!base || btf__find_by_name_kind(base, name, kind) > 0 ||
+	    tk_module_btf_find(base, name, kind, &fd, &id, &module))
+		return bpf_program__set_attach_target(prog, 0, func);  /* vmlinux's, or none */
+	module_targets[n_module_targets++] = (struct module_target){ prog, fd, id };
+	tk_info("probe %s: %s %s: in module %s's BTF", family, sec, func, module);
+	return 0;
+}
+
 /* Autoload only the chosen method of each family, pointed at its target.
  * On failure *failed is the program whose target the kernel lacks. */
 static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 {
 	struct bpf_program *prog;
-	int m, err;
+	int m, err = 0;
 
+	n_module_targets = 0;
 	bpf_object__for_each_program(prog, obj) {
 		*failed = prog;
 		struct family *f = find_family(bpf_program__name(prog), &m);
@@ -354,12 +441,13 @@ static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 				(enum bpf_attach_type)(methods[m].session ?
 					TK_TRACE_UPROBE_SESSION : TK_TRACE_UPROBE_MULTI));
 		if (f->target && f->chain != CH_UFUNC && methods[m].rank == 0) {
-			err = bpf_program__set_attach_target(prog, 0, f->target->func);
+			err = set_btf_target(prog, f->name, f->target->func, f->chain == CH_TP);
 			if (err)
-				return err;
+				break;
 		}
 	}
-	return 0;
+	tk_kernel_btf_release();   /* not beside libbpf's copy while it loads */
+	return err;
 }
 
 static const struct method *prog_method(const struct bpf_program *prog,
@@ -998,6 +1086,7 @@ void *tk_load(const struct tk_skel_ops *ops, tk_configure_fn configure,
 
 	check_btf_file();
 	parse_forced();
+	register_btf_target_handlers();
 	tk_kernel_btf_release();  /* libbpf parses its own */
 	for (attempt = 0; attempt < MAX_FAMILIES * MAX_RANKS + 1; attempt++) {
 		void *skel = ops->open(&open_opts);

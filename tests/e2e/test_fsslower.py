@@ -4,10 +4,13 @@ device the test makes and mounts (fsop.py), and of an NFS mount over
 loopback from an nfsd the test starts (nfsmount.py). With -p on the
 child and threshold 0, fsslower must print exactly those 8 operations,
 with their sizes, offsets and the file's name."""
+import os
+import subprocess
+
 import pytest
 
 from blockdev import has_fs, mounted_fs  # noqa: F401
-from conftest import json_lines, loss_record, run
+from conftest import json_lines, loss_record, require, run
 from fsop import COMM, EXPECTED, LOSS_NONE, METHODS, alias_run, fs_target, traced  # noqa: F401
 
 
@@ -42,6 +45,28 @@ def test_named_slower_text_columns(mounted_fs, fs_target):
         (COMM, str(pid), op[0].upper() if op != "fsync" else "S", str(size), str(off // 1024),
          name) for op, size, off in EXPECTED], out
     assert err == "", err
+
+
+@pytest.mark.kernel
+def test_fentry_targets_in_a_module_come_from_its_btf():
+    """Where ext4 is a module with BTF of its own (Debian's kernels since
+    5.11), tracekit finds its functions in that BTF itself
+    (libtrace/modbtf.c: libbpf 1.1 scans every kernel type again for each
+    module before it), and -v names the module for each fentry and fexit
+    program."""
+    require("fentry")
+    subprocess.run(["modprobe", "ext4"], capture_output=True)
+    if not os.path.exists("/sys/kernel/btf/ext4"):
+        pytest.skip("ext4 has no BTF of its own here (built into the kernel, or no module BTF)")
+    r = run("fsslower", "-t", "ext4", "-v", "--dry-run", env={"TRACEKIT_ATTACH": "fentry"})
+    assert r.returncode == 0, r.stderr
+    probes = [l.split() for l in r.stdout.splitlines() if l.startswith("probe ")]
+    kf = [(p[1], p[2], p[3]) for p in probes if p[2] in ("fentry", "fexit")]
+    assert len(kf) >= 8 and {f for _, _, f in kf} >= {"ext4_file_read_iter",
+                                                       "ext4_file_write_iter"}, r.stdout
+    for probe, method, func in kf:
+        assert f"probe {probe}: {method} {func}: in module ext4's BTF\n" in r.stderr, \
+            (probe, r.stderr)
 
 
 def test_absent_file_system_exits_1_one_line():
