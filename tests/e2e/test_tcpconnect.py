@@ -19,6 +19,15 @@ from conftest import (Tool, assert_no_kernel_function_tracing, cgroup2_root, jso
 TP_METHODS = ["tp_btf", "raw_tp", "tp"]
 METHODS = TP_METHODS + ["fentry", "kprobe"]
 EXIT_METHOD = {"fentry": "fexit", "kprobe": "kretprobe"}
+# The kernel-function way's entry and return programs (fentry/fexit,
+# kprobe/kretprobe) are two-line wrappers of one enter() and one leave()
+# (bpf/tcpconnect.bpf.c), where the filters, counts and cgroup columns
+# are. The tests of those run that way once, as "kfunc": fentry where the
+# kernel has it, else kprobes (best_kfunc); the tests of the attach
+# itself (addresses, families, when a connect is reported, dry runs) run
+# both. Each run of fentry's costs its start and exit several RCU Tasks
+# grace periods (the trampolines' updates), seconds under TCG.
+SHARED_METHODS = TP_METHODS + ["kfunc"]
 STATE_TARGET = {"tp_btf": "inet_sock_set_state", "raw_tp": "inet_sock_set_state",
                 "tp": "sock/inet_sock_set_state"}
 # bcc's headers (tools/tcpconnect.py: "%-7s %-12s %-2s %-16s %-16s %-6s",
@@ -190,6 +199,15 @@ def stopped(t, method, ips=(4, 6), dns=None, stderr=None):
     return out
 
 
+def best_kfunc(method):
+    """method, required; for "kfunc", fentry where the kernel has it, else
+    kprobe (SHARED_METHODS)."""
+    if method == "kfunc":
+        method = "fentry" if kernel_has("fentry") else "kprobe"
+    require(method)
+    return method
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.kernel
 def test_ipv4_and_ipv6_json(servers, method):
@@ -255,11 +273,11 @@ def test_timestamp_and_uid_columns(servers):
     assert times == sorted(times)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_count_mode(servers, method):
     """-c: one row per (source, destination, port), by count, at exit."""
-    require(method)
+    method = best_kfunc(method)
     plan = [(4, "127.0.0.1", servers.v4[0], 5), (4, "127.0.0.1", servers.v4[1], 3),
             (6, "::1", servers.v6[0], 2)]
     for fmt in ("-j", None):
@@ -280,14 +298,14 @@ def test_count_mode(servers, method):
                 f"{addr:<25} {addr:<25} {port:<20} {n}" for _, addr, port, n in plan]
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_count_per_source_port(servers, method):
     """-c -s: one row per (source, destination, local port, port), with
     libbpf-tools' LPORT column; the same connects without -s in one row
     per destination. Local ports are bound by the helper, so that one of
     them connects to one destination several times."""
-    require(method)
+    method = best_kfunc(method)
     a, b = servers.v4[0], servers.v4[1]
     with socket.socket() as s1, socket.socket() as s2:   # two free local ports
         s1.bind(("127.0.0.1", 0))
@@ -495,10 +513,10 @@ def test_dns_query_column(servers, method, dns):
         assert (age is not None) == (name is not None) and (age is None or age >= 0), (r, age)
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_port_filter(servers, method):
-    require(method)
+    method = best_kfunc(method)
     a, b, x = servers.v4[0], servers.v4[1], servers.v6[2]
     for ports, wanted in ((f"{a}", {a}), (f"{b},{x}", {b, x}), ("9", set())):
         with Connector() as c:
@@ -514,12 +532,12 @@ def test_port_filter(servers, method):
         assert connects(out) == expect, ports
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_pid_and_uid_filters(servers, method):
     """-p and -u each include their process's connect and exclude the
     other's; the uid is reported."""
-    require(method)
+    method = best_kfunc(method)
     port = servers.v4[0]
     with Connector() as mine, Connector(user=NOBODY) as other:
         for args, who in ((["-p", mine.pid], mine), (["-p", other.pid], other),
@@ -531,12 +549,12 @@ def test_pid_and_uid_filters(servers, method):
             assert got == [who.record(4, "127.0.0.1", sports[who.pid], "127.0.0.1", port)], args
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_cgroup_filter(servers, method):
     """--cgroup (long only: -c is --count) takes the connect of a process
     in that cgroup, not the test's own."""
-    require(method)
+    method = best_kfunc(method)
     root = cgroup2_root()
     cg = os.path.join(root, f"tk-tcpconnect-{uuid.uuid4().hex[:8]}")
     os.mkdir(cg)
@@ -709,13 +727,13 @@ def cgroup_cell(path):
     return f"{path:<24} "
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_print_cgroup_column_and_json(servers, method):
     """--print-cgroup: CGROUP, the connecting task's cgroup v2 path, comes
     after COMM (with the task's columns, before the addresses); "cgroup"
     in JSON. The helper is moved into a cgroup the test makes."""
-    require(method)
+    method = best_kfunc(method)
     runs = {}
     with workload_cgroup() as cg:
         for fmt in (None, "-j"):
@@ -746,13 +764,13 @@ def test_print_cgroup_column_and_json(servers, method):
     ]
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SHARED_METHODS)
 @pytest.mark.kernel
 def test_print_cgroup_counts_per_cgroup(servers, method):
     """-c --print-cgroup: the same tuple from two cgroups is two rows, each
     with its CGROUP first: 3 connects of a helper in a cgroup the test
     makes, 1 of a helper in the test's own cgroup."""
-    require(method)
+    method = best_kfunc(method)
     port, own = servers.v4[0], own_cgroup()
     runs = {}
     with workload_cgroup() as cg:
