@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "schedstat.h"
+
 static long raw_sleep(const struct timespec *ts);
 
 /* Inline assembly, so the system call's user IP lies in the caller. */
@@ -143,27 +145,12 @@ static long raw_sleep(const struct timespec *ts)
 	return ret;
 }
 
-/* This thread's time on CPU and waiting on a run queue, in ns, as the
- * kernel accounts them (sum_exec_runtime and sched_info.run_delay), read
- * again through a descriptor opened once. */
+/* This thread's time on CPU and waiting on a run queue (schedstat.h). */
 static void sched_times(long long *oncpu, long long *waited)
 {
 	static int fd = -1;
-	char buf[128];
-	ssize_t n;
 
-	if (fd < 0)
-		fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0) {
-		perror("/proc/self/schedstat");
-		exit(3);
-	}
-	buf[n] = 0;
-	if (sscanf(buf, "%lld %lld", oncpu, waited) != 2) {
-		fprintf(stderr, "/proc/self/schedstat: %s\n", buf);
-		exit(3);
-	}
+	read_schedstat("/proc/self/schedstat", &fd, oncpu, waited);
 }
 
 static long long now_us(void)

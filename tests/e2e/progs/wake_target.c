@@ -31,7 +31,6 @@
  * to hide the caller), so the user stacks are main;wakee_loop;
  * tk_wakee_marked_read and main;waker_round;tk_waker_marked_write. */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include <unistd.h>
 
 #include "raw_syscall.h"
+#include "schedstat.h"
 
 static int to_child[2], to_parent[2];
 static pid_t child;
@@ -127,30 +127,16 @@ static void wait_reading(pid_t pid)
 	}
 }
 
-/* The child's time on CPU and waiting on a run queue, in ns, as the
- * kernel accounts them (sum_exec_runtime and sched_info.run_delay). Read
- * once the child is asleep or done with its part of a round: the time
- * up to its last switch out is accounted by then. */
+/* The child's time on CPU and waiting on a run queue (schedstat.h). Read
+ * once the child is asleep or done with its part of a round: the time up
+ * to its last switch out is accounted by then. */
 static void child_sched_times(long long *oncpu, long long *waited)
 {
 	static int fd = -1;
-	char path[64], buf[128];
-	ssize_t n;
+	char path[64];
 
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", child);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0) {
-		perror("schedstat");
-		exit(3);
-	}
-	buf[n] = 0;
-	if (sscanf(buf, "%lld %lld", oncpu, waited) != 2) {
-		fprintf(stderr, "schedstat: %s\n", buf);
-		exit(3);
-	}
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", child);
+	read_schedstat(path, &fd, oncpu, waited);
 }
 
 static void answer(void)
