@@ -426,6 +426,7 @@ static int apply_choice(struct bpf_object *obj, struct bpf_program **failed)
 	int m, err = 0;
 
 	n_module_targets = 0;
+	tk_module_btf_forget();   /* the modules of the last load: list them again */
 	bpf_object__for_each_program(prog, obj) {
 		*failed = prog;
 		struct family *f = find_family(bpf_program__name(prog), &m);

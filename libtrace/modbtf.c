@@ -115,3 +115,13 @@ void tk_module_btf_release(void)
 		mods[k].btf = NULL;
 	}
 }
+
+void tk_module_btf_forget(void)
+{
+	int k;
+
+	tk_module_btf_release();
+	for (k = 0; k < n_mods; k++)
+		close(mods[k].fd);
+	n_mods = -1;
+}

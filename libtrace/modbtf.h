@@ -17,8 +17,8 @@ bool tk_module_btfs_present(void);
 
 /* Type NAME of KIND (BTF_KIND_FUNC, BTF_KIND_TYPEDEF) in a loaded
  * module's own BTF, split on BASE (the running kernel's): 0 with the
- * module BTF's descriptor (kept open for the process: the program's
- * load names it), the type's ID and the module's name; -ENOENT when no
+ * module BTF's descriptor (kept open until tk_module_btf_forget: the
+ * program's load names it), the type's ID and the module's name; -ENOENT when no
  * module has it. */
 int tk_module_btf_find(const struct btf *base, const char *name, int kind, int *btf_fd,
 		       int *type_id, const char **module);
@@ -26,5 +26,12 @@ int tk_module_btf_find(const struct btf *base, const char *name, int kind, int *
 /* Frees the parsed module BTFs, which refer to BASE: before BASE is
  * freed. Their descriptors stay open. */
 void tk_module_btf_release(void);
+
+/* Closes their descriptors too, once the programs that named them are
+ * loaded (a loaded program holds its target's module): the next look-up
+ * lists the modules loaded then, not the ones of a load before (a module
+ * unloaded meanwhile would be a target the kernel refuses, one loaded
+ * meanwhile would be missed). */
+void tk_module_btf_forget(void);
 
 #endif
