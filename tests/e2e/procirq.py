@@ -18,19 +18,18 @@ this host: a virtio-net interrupt counted before the inner window ended,
 whose handler ended after the tool's last read).
 
 And on this repository's Firecracker host no BPF program runs for an
-interrupt that comes while a thread of PID 1 (the sandbox's agent,
-tokio-rt-worker) is current: tracefs sees it, the tool does not (found
-by counting irq_handler_exit in BPF and in tracefs: every time hardirqs
-was short of /proc/interrupts, by one, tracefs had one event more, in a
-tokio-rt-worker). So the lower bound is the inner delta less the events
-that tracefs (an instance of the test's own) saw in PID 1's threads over
-a window holding the inner one (AgentEvents); 0 where PID 1 is no such
-agent (the kernel matrix's VMs)."""
+interrupt that comes while a thread of PID 1 is current (tracefs.py;
+found here first: every time hardirqs was short of /proc/interrupts, by
+one, tracefs had one event more, in a tokio-rt-worker). So the lower
+bound is the inner delta less the events that tracefs (an instance of
+the test's own) saw in PID 1's threads over a window holding the inner
+one (AgentEvents); 0 where PID 1 is no such agent (the kernel matrix's
+VMs)."""
 import os
 import re
-import subprocess
 import time
 
+import tracefs
 from conftest import Tool, json_lines, loss_record
 
 
@@ -116,9 +115,6 @@ last_loss = None   # of the last bracketed run, with its runs_missed
 last_records = None   # its other records
 
 
-TRACEFS = "/sys/kernel/tracing"
-
-
 class AgentEvents:
     """Events of a tracepoint (event: "irq/irq_handler_entry") seen while
     a thread of PID 1 was current, per key (key_of: the key of an
@@ -126,38 +122,23 @@ class AgentEvents:
     instance of the test's own from start() to stop()."""
 
     def __init__(self, event, key_of, cpu=None):
-        if not os.path.isdir(f"{TRACEFS}/instances"):
-            subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], check=True)
-        self.dir = f"{TRACEFS}/instances/tk-{os.getpid()}-{time.monotonic_ns()}"
-        self.event, self.key_of, self.cpu = event, key_of, cpu
-
-    def _write(self, name, text):
-        with open(f"{self.dir}/{name}", "w") as f:
-            f.write(text)
+        self.instance = tracefs.Instance(event)
+        self.key_of, self.cpu = key_of, cpu
 
     def close(self):
-        """Remove the instance (its events off), if it is still there."""
-        if os.path.isdir(self.dir):
-            self._write(f"events/{self.event}/enable", "0")
-            os.rmdir(self.dir)
+        self.instance.close()
 
     def start(self):
-        os.mkdir(self.dir)
-        self._write("buffer_size_kb", "8192")
-        self._write(f"events/{self.event}/enable", "1")
+        self.instance.start()
 
     def stop(self):
         """{key: events in PID 1's threads}, and the instance removed."""
-        self._write(f"events/{self.event}/enable", "0")
-        agent = {int(t) for t in os.listdir("/proc/1/task")}
+        records = self.instance.stop()
+        agent = tracefs.agent_threads()
         counts = {}
-        with open(f"{self.dir}/trace") as f:
-            text = f.read()
-        self.close()
-        assert "LOST" not in text
-        for m in re.finditer(r"^\s*.*?-(\d+)\s+\[(\d+)\].*$", text, re.M):
-            if int(m[1]) in agent and (self.cpu is None or int(m[2]) == self.cpu):
-                k = self.key_of(m[0])
+        for r in records:
+            if r.tid in agent and (self.cpu is None or r.cpu == self.cpu):
+                k = self.key_of(r.text)
                 counts[k] = counts.get(k, 0) + 1
         return counts
 
