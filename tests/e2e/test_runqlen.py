@@ -22,7 +22,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -30,20 +29,21 @@ from conftest import Tool, json_lines, loss_record, run, wait_on_cpu
 
 CPU = max(os.sched_getaffinity(0))
 SPIN_NS = 200 * 1000 * 1000
-SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass\n"
+SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint(flush=True)\nwhile True: pass\n"
 
 
 class Spinners:
     def __init__(self, n):
-        self.procs = [subprocess.Popen([sys.executable, "-c", SPIN, str(CPU)])
-                      for _ in range(n)]
+        self.procs = [subprocess.Popen([sys.executable, "-c", SPIN, str(CPU)],
+                                       stdout=subprocess.PIPE) for _ in range(n)]
         self.pids = [p.pid for p in self.procs]
-        # Pinned, each is in its loop: it never blocks again (before, in
-        # python's start, it may, and leave the other alone).
-        deadline = time.monotonic() + 60
-        while any(os.sched_getaffinity(p) != {CPU} for p in self.pids):
-            assert time.monotonic() < deadline, "the spinners did not start"
-            time.sleep(0.001)
+        # Each says when sched_setaffinity has returned: it is on CPU, in
+        # its loop, and never blocks again. Its affinity reads {CPU}
+        # before that, while it still waits in the call for the stopper
+        # to move it, off every run queue (a sample of the other then
+        # read a queue of 0: once in arm64's TCG matrix).
+        for p in self.procs:
+            assert p.stdout.readline() == b"\n", "a spinner did not start"
 
     def run_for(self, ns, timeout=60):
         """Until each spinner has run ns more on its CPU."""
