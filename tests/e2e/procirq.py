@@ -23,13 +23,12 @@ found here first: every time hardirqs was short of /proc/interrupts, by
 one, tracefs had one event more, in a tokio-rt-worker). So the lower
 bound is the inner delta less the events that tracefs (an instance of
 the test's own) saw in PID 1's threads over a window holding the inner
-one (AgentEvents); 0 where PID 1 is no such agent (the kernel matrix's
-VMs)."""
+one (tracefs.AgentEvents); 0 where PID 1 is no such agent (the kernel
+matrix's VMs)."""
 import os
 import re
 import time
 
-import tracefs
 from conftest import Tool, json_lines, loss_record
 
 
@@ -115,40 +114,12 @@ last_loss = None   # of the last bracketed run, with its runs_missed
 last_records = None   # its other records
 
 
-class AgentEvents:
-    """Events of a tracepoint (event: "irq/irq_handler_entry") seen while
-    a thread of PID 1 was current, per key (key_of: the key of an
-    event's text, e.g. its name), on CPU cpu or all: counted in a tracefs
-    instance of the test's own from start() to stop()."""
-
-    def __init__(self, event, key_of, cpu=None):
-        self.instance = tracefs.Instance(event)
-        self.key_of, self.cpu = key_of, cpu
-
-    def close(self):
-        self.instance.close()
-
-    def start(self):
-        self.instance.start()
-
-    def stop(self):
-        """{key: events in PID 1's threads}, and the instance removed."""
-        records = self.instance.stop()
-        agent = tracefs.agent_threads()
-        counts = {}
-        for r in records:
-            if r.tid in agent and (self.cpu is None or r.cpu == self.cpu):
-                k = self.key_of(r.text)
-                counts[k] = counts.get(k, 0) + 1
-        return counts
-
-
 def bracketed(tool, args, read, work, key, env=None, agent=None, mode=("-C",)):
     """Run `tool -C -j *args` (mode: -C, or () for time) around
     work(inner0); returns (counts,
     inner, outer, stderr): the tool's count per key (its JSON member
     key) and the deltas of read() in the inner and the outer window,
-    the inner one less what agent (AgentEvents) saw in PID 1's threads."""
+    the inner one less what agent (tracefs.AgentEvents) saw in PID 1's threads."""
     outer0 = read()
     settle()
     with Tool(tool, *mode, "-j", *args, env=env) as t:

@@ -28,6 +28,7 @@ import pytest
 
 from conftest import Tool, json_lines, loss_record, run
 import procirq
+import tracefs
 
 FSYNCS = 20
 
@@ -69,7 +70,7 @@ def counted(tmp_path, args=(), env=None, cpu=None, mode=("-C",)):
         total = lambda: {"*": sum(read().values())}
         procirq.wait_grown(total, {"*": sum(inner0.values())}, "*")
 
-    agent = procirq.AgentEvents("irq/irq_handler_entry", handler_name, cpu)
+    agent = tracefs.AgentEvents("irq/irq_handler_entry", handler_name, cpu)
     counts, inner, outer, err = procirq.bracketed("hardirqs", args, read, work, "hardirq",
                                                   env=env, agent=agent, mode=mode)
     procirq.assert_bracketed(counts, inner, outer)

@@ -23,6 +23,7 @@ import pytest
 from conftest import Tool, json_lines, loss_record, run
 from netns import NetNs
 import procirq
+import tracefs
 
 ECHOES = 50   # 100 NET_RX runs; few, for the kernel matrix's time under TCG
 VECTORS = ["hi", "timer", "net_tx", "net_rx", "block", "irq_poll", "tasklet", "sched",
@@ -103,7 +104,7 @@ def counted(args=(), cpu=None, env=None):
 
             def read():
                 return procirq.softirqs(cpu)
-            agent = procirq.AgentEvents("irq/softirq_entry", vector_name, cpu)
+            agent = tracefs.AgentEvents("irq/softirq_entry", vector_name, cpu)
             counts, inner, outer, err = procirq.bracketed(
                 "softirqs", args, read, work, "softirq", env=env, agent=agent)
         finally:

@@ -106,3 +106,43 @@ class Instance:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class AgentEvents:
+    """Events of a tracepoint (event: "irq/irq_handler_entry") seen while
+    a thread of PID 1 was current, per key (key_of: the key of an
+    event's text, e.g. its name), on CPU cpu or all: counted in a tracefs
+    instance of the test's own from start() to stop(), or in a with
+    block (then in counts)."""
+
+    def __init__(self, event, key_of, cpu=None):
+        self.instance = Instance(event)
+        self.key_of, self.cpu = key_of, cpu
+
+    def close(self):
+        self.instance.close()
+
+    def start(self):
+        self.instance.start()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        """counts: stop()'s."""
+        try:
+            self.counts = self.stop()
+        finally:
+            self.close()
+
+    def stop(self):
+        """{key: events in PID 1's threads}, and the instance removed."""
+        records = self.instance.stop()
+        agent = agent_threads()
+        counts = {}
+        for r in records:
+            if r.tid in agent and (self.cpu is None or r.cpu == self.cpu):
+                k = self.key_of(r.text)
+                counts[k] = counts.get(k, 0) + 1
+        return counts
