@@ -19,6 +19,7 @@ from netem import Flow
 from netns import Client, NetNs, Server, transfer
 from test_tcpdrop import CLOSED, drops
 from test_tcpretrans import Retransmits, lossy_transfer, of_flow, records
+from test_tcpstates import hidden_changes
 from test_tracekitd import Daemon, samples, series, value, write_config
 
 OFF = dict(syscalls=False, execs=False, runqlat=False, tcpconnect=False, vfsstat=False)
@@ -71,7 +72,7 @@ def test_tcp_state_changes_exact(tmp_path, ns4):
     write_config(conf, **OFF, tcpstates=True, drops=False)
     with Daemon(config=str(conf)) as d:
         before = samples(d.scrape())
-        with Server(ns4, 4) as s, Client() as c:
+        with hidden_changes() as h, Server(ns4, 4) as s, Client() as c:
             for i in range(n):
                 transfer(ns4, s, c, 1000 + i, 10)
         # The server has exited: its listener is closed.
@@ -83,7 +84,7 @@ def test_tcp_state_changes_exact(tmp_path, ns4):
     # the SYN_RECV stage, seen under TCG) is closed at once: it is no
     # connection of the test's.
     raced = got.pop(("SYN_RECV", "CLOSE"), 0)
-    assert got == {
+    want = {
         ("CLOSE", "LISTEN"): 1,
         ("LISTEN", "SYN_RECV"): n + raced,
         ("SYN_RECV", "ESTABLISHED"): n,
@@ -91,7 +92,16 @@ def test_tcp_state_changes_exact(tmp_path, ns4):
         ("CLOSE_WAIT", "LAST_ACK"): n,
         ("LAST_ACK", "CLOSE"): n,
         ("LISTEN", "CLOSE"): 1,
-    }, got
+    }
+    # Less, each, what the server's sockets changed in PID 1's threads,
+    # which no BPF program sees here (test_tcpstates.seen).
+    hidden = {}
+    for (sport, dport, old, new), count in h.counts.items():
+        if sport == s.port:
+            hidden[old, new] = hidden.get((old, new), 0) + count
+    assert set(got) <= set(want), (got, hidden)
+    for change, count in want.items():
+        assert count - hidden.get(change, 0) <= got.get(change, 0) <= count, (got, hidden)
     assert value(after, "tracekit_collector_up", collector="tcpstates") == 1
     assert value(after, "tracekit_map_insert_failures_total", collector="tcpstates") == 0
     promtool_ok(text)
