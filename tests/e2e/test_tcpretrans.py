@@ -7,8 +7,8 @@ tracepoint, in an instance of the test's own: Retransmits), but those
 the host hides from BPF (tracefs.py), and at least the growth of the
 namespace's own TcpRetransSegs (nstat), the kernel's count of the same
 segments, less its failed ones (TCPRetransFail: counted before the
-transmit failed). A clean flow has none. In the kernel matrix, netem loss on the sender's packets does the
-same with random losses."""
+transmit failed). A clean flow has none. In the kernel matrix, netem
+loss on the sender's packets does the same with random losses."""
 import re
 import time
 
