@@ -11,12 +11,13 @@ transmit failed). A clean flow has none. In the kernel matrix, netem
 loss on the sender's packets does the same with random losses."""
 import re
 import time
+import types
 
 import pytest
 
 import tracefs
 from conftest import Tool, json_lines, loss_record, run
-from netem import Flow, drop_inbound, netem, nstat, retrans_counts, undrop_inbound
+from netem import Flow, drop_inbound, netem, retrans_counts, undrop_inbound
 from netns import Client, Server, transfer
 
 METHODS = ["tp_btf", "raw_tp", "tp"]
@@ -51,15 +52,17 @@ class Retransmits:
     tracefs recorded them (tracefs.py), the tcp_retransmit_skb events of
     the flow's sender that were transmitted (sent: before 6.16 only
     those are traced; since, failed ones too, with err), of which those
-    that ran in PID 1's threads (unseen) BPF may not have seen."""
+    that ran in PID 1's threads (unseen) BPF may not have seen. both:
+    the receiver's end's too (f's ports are read when they are needed)."""
 
-    def __init__(self, ns, f):
-        self.ns, self.f = ns, f
+    def __init__(self, ns, f, both=False):
+        self.ns, self.f, self.both = ns, f, both
         self.instance = tracefs.Instance("tcp/tcp_retransmit_skb")
 
     def _sent(self, records):
-        mine = f" sport={self.f.port} dport={self.f.sport} "
-        return [r for r in records if mine in f" {r.text} "
+        ends = [(self.f.port, self.f.sport)] + ([(self.f.sport, self.f.port)] if self.both else [])
+        mine = [f" sport={a} dport={b} " for a, b in ends]
+        return [r for r in records if any(m in f" {r.text} " for m in mine)
                 and re.search(r" err=(?!0\b)", r.text) is None]
 
     def visible(self):
@@ -146,19 +149,26 @@ def test_retransmits_of_a_flow(netns, method, ip):
 
 @pytest.mark.kernel
 def test_clean_flow_has_none(netns):
-    """A transfer with nothing dropped: no retransmit of it, and none
-    counted by the kernel in the namespace."""
+    """A transfer with nothing dropped: the tools report of it exactly
+    the retransmits the kernel traced at either end (Retransmits): none,
+    but where a delay made an end time out (a VM's CPU held up past the
+    200 ms RTO: seen under TCG beside other VMs, at the host's end)."""
     with Server(netns, 4) as s, Client() as c:
-        before = nstat(netns, "TcpRetransSegs")
-        with Tool("tcpretrans", "-j") as t, Tool("tcpretrans", "-j", "-c") as tc:
-            sport = transfer(netns, s, c, 300000, 200000)
-            out, err, rc = t.stop()
-            assert rc == 0, err
-            out_c, err, rc = tc.stop()
-            assert rc == 0, err
-        assert nstat(netns, "TcpRetransSegs") == before
-    for recs in (records(out), records(out_c)):
-        assert [r for r in recs if {r["sport"], r["dport"]} == {s.port, sport}] == []
+        ends = types.SimpleNamespace(port=s.port, sport=None)
+        with Retransmits(netns, ends, both=True) as k:
+            with Tool("tcpretrans", "-j") as t, Tool("tcpretrans", "-j", "-c") as tc:
+                ends.sport = transfer(netns, s, c, 300000, 200000)
+                out, err, rc = t.stop()
+                assert rc == 0, err
+                out_c, err, rc = tc.stop()
+                assert rc == 0, err
+    events, flows = ([r for r in recs if {r["sport"], r["dport"]} == {s.port, ends.sport}]
+                     for recs in (records(out), records(out_c)))
+    n = sum(r["retransmits"] for r in flows)
+    assert n == len(events), (flows, events)
+    assert len(k.sent) - len(k.unseen) <= n <= len(k.sent), (k.sent, events)
+    if not k.sent:   # and the namespace's own counter agrees
+        assert k.segs - k.failed == 0, (k.segs, k.failed)
 
 
 @pytest.mark.kernel
