@@ -7,15 +7,19 @@
  *      two:     spin, and a second thread x -> y -> z spinning as long
  *
  * It prints "ready PID TID2", waits for a line on stdin, runs, prints
- * "done CPU1 CPU2" (each thread's CPU seconds), and exits at EOF on stdin.
+ * "done CPU1 CPU2 RUNS1 RUNS2" (each thread's CPU seconds, and the number
+ * of times it went on a CPU to run them: the profile tests' sampling
+ * noise), and exits at EOF on stdin.
  * With "once" it runs at once and exits (a short-lived process).
  *
  * Built with -O0 -fno-omit-frame-pointer -fno-inline; with -DC_IN_LIB
  * c() and z() come from stack_lib.c built as a shared library. */
+#define _GNU_SOURCE  /* RUSAGE_THREAD */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,8 +34,20 @@ void z(double seconds);
 static double seconds;
 static int syscalls;
 static double cpu1, cpu2;
+static long runs1, runs2;
 static pthread_barrier_t start_line;
 static volatile pid_t tid2;
+
+/* The calling thread's runs on a CPU so far: each context switch away
+ * from it, voluntary or not, ends one. */
+static long thread_runs(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		abort();
+	return 1 + ru.ru_nvcsw + ru.ru_nivcsw;
+}
 
 __attribute__((noinline)) void b(void) { c(seconds, syscalls); }
 __attribute__((noinline)) void a(void) { b(); }
@@ -47,6 +63,7 @@ static void *second(void *arg)
 	pthread_barrier_wait(&start_line);  /* go */
 	x();
 	cpu2 = thread_cpu();
+	runs2 = thread_runs();
 	return NULL;
 }
 
@@ -77,9 +94,10 @@ int main(int argc, char **argv)
 		pthread_barrier_wait(&start_line);
 	a();
 	cpu1 = thread_cpu();
+	runs1 = thread_runs();
 	if (two)
 		pthread_join(t, NULL);
-	printf("done %.6f %.6f\n", cpu1, cpu2);
+	printf("done %.6f %.6f %ld %ld\n", cpu1, cpu2, runs1, runs2);
 	fflush(stdout);
 	while (!once && fgets(line, sizeof(line), stdin))
 		;
