@@ -13,7 +13,7 @@ const char *tk_tool_name(void);
 
 /* After tk_parse_args: route libbpf messages to stderr only with -v,
  * end on SIGINT/SIGTERM (tk_exiting), line-buffer stdout when it is a
- * pipe or socket, and start the --duration clock. */
+ * pipe or socket. (The --duration clock starts at tk_ready.) */
 void tk_init(void);
 
 /* True once a tool should print its final output and exit: a signal came
@@ -39,7 +39,8 @@ bool tk_reload_requested(void);
  * dflt when it cannot be read. */
 long tk_read_sysctl(const char *path, long dflt);
 
-/* Milliseconds until --duration ends (or max_ms, whichever is less). */
+/* Milliseconds until --duration, counted from tk_ready, ends (or max_ms,
+ * whichever is less). */
 int tk_wait_ms(int max_ms);
 
 /* Seconds since tk_init, on the monotonic clock. */
