@@ -249,6 +249,17 @@ void tk_losses_warn_missed(const struct tk_losses *l)
 			tk_tool_name(), l->runs_missed);
 }
 
+void tk_losses_warn_events(const struct tk_losses *l)
+{
+	if (l->events)
+		fprintf(stderr, "%s: lost %llu events: the %s was full; raise --buffer-kb (now %lu)\n",
+			tk_tool_name(), l->events, tk_events_transport_name(),
+			buffer_kb());
+	if (l->map_full)
+		fprintf(stderr, "%s: %llu map inserts failed: a map was full; counts are incomplete\n",
+			tk_tool_name(), l->map_full);
+}
+
 void tk_losses_report(struct bpf_object *obj)
 {
 	struct tk_losses l;
@@ -266,12 +277,6 @@ void tk_losses_report(struct bpf_object *obj)
 		return;
 	}
 	fflush(stdout);
-	if (l.events)
-		fprintf(stderr, "%s: lost %llu events: the %s was full; raise --buffer-kb (now %lu)\n",
-			tk_tool_name(), l.events, tk_events_transport_name(),
-			buffer_kb());
-	if (l.map_full)
-		fprintf(stderr, "%s: %llu map inserts failed: a map was full; counts are incomplete\n",
-			tk_tool_name(), l.map_full);
+	tk_losses_warn_events(&l);
 	tk_losses_warn_missed(&l);
 }

@@ -59,6 +59,10 @@ void tk_losses_read(struct bpf_object *obj, struct tk_losses *out);
  * {"type":"loss",...} record in JSON mode, always. */
 void tk_losses_report(struct bpf_object *obj);
 
+/* The stderr lines of tk_losses_report for events lost and for failed
+ * map inserts (nothing when none). */
+void tk_losses_warn_events(const struct tk_losses *l);
+
 /* The stderr line for skipped runs (nothing when none). */
 void tk_losses_warn_missed(const struct tk_losses *l);
 
