@@ -83,6 +83,13 @@ const volatile unsigned int tk_stack_depth = TK_STACK_MAX_DEPTH;
 /* The bits of the hashes a spilled or sent stack is keyed by (fewer only
  * in tests, to make two stacks' keys meet). */
 const volatile unsigned int tk_stack_spill_mask = TK_STACK_RING_ID - 1;
+/* Send a stack by its frames at every event that takes it, not once
+ * while tk_stack_ring_sent remembers it: for a tool that prints each
+ * event as it comes (trace) over per-CPU perf buffers, where the one
+ * record sent may still wait, unread, in another CPU's buffer when an
+ * event of this CPU that names it is printed. The record then always
+ * comes just before its event, in the same CPU's buffer. */
+const volatile bool tk_stack_ring_resend = false;
 
 /* The stack being spilled: this CPU's tk_stack_spill_buf's frames. */
 static __always_inline u64 *tk_stack_spill_frames(void)
@@ -141,14 +148,15 @@ __noinline int tk_stack_spill_holds(u32 id)
 }
 
 /* Send the stack in buf to userspace as ring id id, unless sent lately
- * (tk_stack_ring_sent, where both hashes stand for the frames): id, or
- * -ENOSPC when the event buffer had no room (counted). */
+ * (tk_stack_ring_sent, where both hashes stand for the frames; always
+ * with tk_stack_ring_resend): id, or -ENOSPC when the event buffer had
+ * no room (counted). */
 static __always_inline long tk_stack_ring(void *ctx, struct tk_stack_ring_head *buf,
 					  u32 id, u64 hashes)
 {
 	u64 *sent = bpf_map_lookup_elem(&tk_stack_ring_sent, &id);
 
-	if (sent && *sent == hashes)
+	if (!tk_stack_ring_resend && sent && *sent == hashes)
 		return id;
 	buf->marker = TK_STACK_RING_MARKER;
 	buf->id = (int)id;
