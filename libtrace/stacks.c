@@ -313,17 +313,23 @@ static struct tk_syms *symbolizer(void)
 	return syms;
 }
 
+bool tk_stack_ring_event(const void *data, size_t size)
+{
+	if (size < sizeof(struct tk_stack_ring_head) ||
+	    ((const struct tk_stack_ring_head *)data)->marker != TK_STACK_RING_MARKER)
+		return false;
+	tk_stack_ring_add(data, size, tk_stack_opts.max_depth);
+	return true;
+}
+
 static int on_pid_event(void *ctx, const void *data, size_t size)
 {
 	const struct tk_stack_pid_event *ev = data;
 	bool due;
 
 	(void)ctx;
-	if (size >= sizeof(struct tk_stack_ring_head) &&
-	    ((const struct tk_stack_ring_head *)data)->marker == TK_STACK_RING_MARKER) {
-		tk_stack_ring_add(data, size, tk_stack_opts.max_depth);
+	if (tk_stack_ring_event(data, size))
 		return 0;
-	}
 	if (size < sizeof(*ev) || !ev->tgid)
 		return 0;
 	due = note_due(ev->tgid);
@@ -443,8 +449,11 @@ bool tk_ksym_plumbing(const char *name)
 }
 
 /* Read stack id from the stack map into ips; *n: its frames. false
- * when the stack is gone (it should not be: nothing deletes stacks). */
-static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned *n)
+ * when the stack is gone (it should not be: nothing deletes stacks).
+ * poll: a stack sent by its frames that has not come yet is read from
+ * the event buffer; never from inside an event callback (the reader
+ * would deliver the event being handled again). */
+static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned *n, bool poll)
 {
 	unsigned depth = tk_stack_opts.max_depth;
 	/* A spilled stack's id is its key in the spill map, whole. */
@@ -457,7 +466,7 @@ static bool fetch_stack(struct bpf_object *obj, int id, uint64_t *ips, unsigned 
 		/* Sent by its frames: read what the event buffer still
 		 * holds when it has not come yet. */
 		ok = tk_stack_ring_get(id, ips, depth) ||
-		     (tk_events_poll(0) >= 0 && tk_stack_ring_get(id, ips, depth));
+		     (poll && tk_events_poll(0) >= 0 && tk_stack_ring_get(id, ips, depth));
 	} else {
 		ok = fd >= 0 && !bpf_map_lookup_elem(fd, &id, ips);
 	}
@@ -521,7 +530,7 @@ bool tk_stack_frames_read(struct bpf_object *obj, int stack_id, bool user,
 
 	if (!ips)
 		tk_fail("out of memory");
-	ok = stack_id >= 0 && fetch_stack(obj, stack_id, ips, &n);
+	ok = stack_id >= 0 && fetch_stack(obj, stack_id, ips, &n, true);
 	if (ok)
 		symbolize_stack(ips, n, user, tgid, out);
 	free(ips);
@@ -880,7 +889,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 		e.user_missed = id_missed(key->user_stack_id);
 		e.kern_missed = id_missed(key->kern_stack_id);
 		if (key->user_stack_id >= 0) {
-			if (!fetch_stack(obj, key->user_stack_id, ips, &n))
+			if (!fetch_stack(obj, key->user_stack_id, ips, &n, true))
 				e.user_missed = true;
 			else if (snap_size && key->uregs[1])
 				unwind_user(snaps_fd, take, key, ips, n, &e.user);
@@ -888,7 +897,7 @@ static void collect(struct bpf_object *obj, const struct tk_stacks_print *how,
 				symbolize_stack(ips, n, true, key->tgid, &e.user);
 		}
 		if (key->kern_stack_id >= 0) {
-			if (!fetch_stack(obj, key->kern_stack_id, ips, &n))
+			if (!fetch_stack(obj, key->kern_stack_id, ips, &n, true))
 				e.kern_missed = true;
 			else
 				symbolize_stack(ips, n, false, 0, &e.kern);
@@ -1119,8 +1128,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 	l.events -= ring_lost < l.events ? ring_lost : l.events;
 	tk_stack_ring_stats(&ring_stacks, &ring_conflicts);
 	if (ring_stacks)
-		tk_info("%llu stacks reached userspace by their frames: the stack map and the spill map could not keep them; %llu ids were shared by two or more (their samples show [Missed ...])",
-			ring_stacks, ring_conflicts);
+		tk_info("%llu stacks reached userspace by their frames: the stack map and the spill map could not keep them; %llu ids were shared by two or more (their %s)",
+			ring_stacks, ring_conflicts,
+			how->own_events ? "events show [... stack unavailable]" : "samples show [Missed ...]");
 	fflush(stdout);
 	if (tk_opts.json) {
 		tk_json_begin(&j, stdout);
@@ -1140,7 +1150,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 		fflush(stdout);
 		return;
 	}
-	if (l.map_full && how->map_full_text)
+	if (l.map_full && how->own_events)
+		;  /* tk_losses_warn_events, below */
+	else if (l.map_full && how->map_full_text)
 		fprintf(stderr, "%s: %llu %s\n", tool, l.map_full, how->map_full_text);
 	else if (l.map_full)
 		fprintf(stderr, "%s: %llu samples dropped: the counts map was full (%u stacks); raise --max-stacks\n",
@@ -1174,7 +1186,9 @@ void tk_stacks_report(struct bpf_object *obj, const struct tk_stacks_print *how)
 			"; --unwind cfi copies more of each stack" : "");
 	if (snap_size)
 		unwind_info();
-	if (l.events)
+	if (how->own_events)
+		tk_losses_warn_events(&l);
+	else if (l.events)
 		fprintf(stderr, "%s: %llu new-process notices lost (the %s was full): processes that exited may not symbolize; raise --buffer-kb\n",
 			tool, l.events, tk_events_transport_name());
 	tk_losses_warn_missed(&l);
@@ -1221,16 +1235,16 @@ void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
 
 /* --- One event's stack (trace, capable) ---------------------------------- */
 
-void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
-		    bool skip_plumbing, struct tk_json *j)
+/* ips[0..n) under an event (tk_event_stack); ips NULL: unavailable. */
+static void event_frames(struct tk_syms *s, const uint64_t *ips, unsigned n, bool user,
+			 pid_t pid, bool skip_plumbing, struct tk_json *j)
 {
-	unsigned long long ips[TK_STACK_MAX_DEPTH];
 	struct tk_sym sym;
 	char buf[512];
 	bool top = true;
 	unsigned shown = 0;
 
-	if (id < 0 || stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &id, ips)) {
+	if (!ips) {
 		if (!j)
 			printf("        [%s stack unavailable]\n", user ? "user" : "kernel");
 		else
@@ -1239,7 +1253,7 @@ void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t p
 	}
 	if (j)
 		tk_json_arr_open(j, user ? "ustack" : "kstack");
-	for (int i = 0; i < TK_STACK_MAX_DEPTH && ips[i]; i++) {
+	for (unsigned i = 0; i < n && ips[i]; i++) {
 		if (skip_plumbing && top && !user && s && tk_syms_kernel(s, ips[i], &sym) == 1 &&
 		    sym.name && tk_ksym_plumbing(sym.name))
 			continue;
@@ -1255,4 +1269,28 @@ void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t p
 	}
 	if (j)
 		tk_json_arr_close(j);
+}
+
+void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
+		    bool skip_plumbing, struct tk_json *j)
+{
+	uint64_t ips[TK_STACK_MAX_DEPTH];
+	bool ok = id >= 0 && stacks_fd >= 0 && !bpf_map_lookup_elem(stacks_fd, &id, ips);
+
+	event_frames(s, ok ? ips : NULL, TK_STACK_MAX_DEPTH, user, pid, skip_plumbing, j);
+}
+
+void tk_event_stack_shared(struct tk_syms *s, struct bpf_object *obj, int id, bool user,
+			   pid_t pid, bool skip_plumbing, struct tk_json *j)
+{
+	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
+	unsigned n = 0;
+	bool ok;
+
+	if (!ips)
+		tk_fail("out of memory");
+	/* No poll: a stack sent by its frames came before its event. */
+	ok = id >= 0 && fetch_stack(obj, id, ips, &n, false);
+	event_frames(s, ok ? ips : NULL, n, user, pid, skip_plumbing, j);
+	free(ips);
 }

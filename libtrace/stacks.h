@@ -1,10 +1,11 @@
 /* The userspace half of the stack tools (profile, offcputime,
- * stackcount): their common options, sizing the maps of tk_stack.bpf.h,
- * noting processes as they appear (for symbols after they exit), and the
- * output: folded stacks for flamegraph.pl, bcc's multi-line report, or
- * NDJSON, with offsets (-s) and raw addresses (-A) as bcc's tools show
- * them, at exit or every interval (stackcount -i); and the report of
- * everything that made the stacks incomplete.
+ * stackcount, memleak; trace's stacks per event): their common options,
+ * sizing the maps of tk_stack.bpf.h, noting processes as they appear
+ * (for symbols after they exit), and the output: folded stacks for
+ * flamegraph.pl, bcc's multi-line report, or NDJSON, with offsets (-s)
+ * and raw addresses (-A) as bcc's tools show them, at exit or every
+ * interval (stackcount -i); and the report of everything that made the
+ * stacks incomplete.
  *
  *   tk_parse_args(&tool, ...)      tool.children = &tk_stack_argp
  *   skel = tk_load(..., configure) configure calls tk_stacks_configure
@@ -83,6 +84,10 @@ struct tk_stacks_print {
 	/* What a full counts map (TK_LOSS_MAP_FULL) lost, when the tool's
 	 * map is another: "allocations not tracked: ..." */
 	const char *map_full_text;
+	/* The tool's own events go on tk_events (trace): events lost and
+	 * failed map inserts are told as tk_losses_report tells them, not
+	 * as process notices lost. */
+	bool own_events;
 };
 
 /* Print every counted stack: folded (-f; identical lines merged), bcc's
@@ -142,5 +147,19 @@ struct tk_json;
 struct tk_syms;
 void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
 		    bool skip_plumbing, struct tk_json *j);
+
+/* The same, for an id of tk_stack_id (bpf/tk_stack.bpf.h) in obj: from
+ * tk_stacks, tk_stacks_spill, or the frames sent on tk_events, which
+ * the event callback gave tk_stack_ring_event before this event (the
+ * event buffer is not read from here). A stack that cannot be read, or
+ * that fills every frame slot, is counted for tk_stacks_report. */
+void tk_event_stack_shared(struct tk_syms *s, struct bpf_object *obj, int id, bool user,
+			   pid_t pid, bool skip_plumbing, struct tk_json *j);
+
+/* For a tool whose own events share tk_events with stacks sent by their
+ * frames: true when data is such a stack, now kept for
+ * tk_event_stack_shared (the event callback calls it first, and returns
+ * at once when it is true). */
+bool tk_stack_ring_event(const void *data, size_t size);
 
 #endif
