@@ -15,6 +15,7 @@
 #include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_plan.bpf.h"
+#include "tk_stack.bpf.h"
 
 /* In .rodata (tk_plan.bpf.h says why). */
 const volatile struct trace_probe_plan trace_plans[TRACE_SLOTS];
@@ -31,13 +32,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(u32));
-	__uint(value_size, 127 * sizeof(u64));
-	__uint(max_entries, 4096);
-} trace_stacks SEC(".maps");
 
 static __always_inline int handle(void *ctx, u32 slot, int mode)
 {
@@ -67,8 +61,10 @@ static __always_inline int handle(void *ctx, u32 slot, int mode)
 	ev->ts = bpf_ktime_get_ns();
 	ev->cgroup_id = tk_cgroup_id();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	ev->kstack = p->kstack ? bpf_get_stackid(ctx, &trace_stacks, 0) : -1;
-	ev->ustack = p->ustack ? bpf_get_stackid(ctx, &trace_stacks, BPF_F_USER_STACK) : -1;
+	/* tk_stacks, else the spill map, else the frames sent on tk_events
+	 * just before this event; a loss is counted (tk_stack.bpf.h). */
+	ev->kstack = p->kstack ? tk_stack_id(ctx, 0) : TK_STACK_NOT_TAKEN;
+	ev->ustack = p->ustack ? tk_stack_id(ctx, BPF_F_USER_STACK) : TK_STACK_NOT_TAKEN;
 	ev->faults = 0;
 	for (i = 0; i < TRACE_VALUES; i++) {
 		int src = p->value_src[i];

@@ -22,6 +22,7 @@
 #include "trace.h"
 #include "trace.skel.h"
 #include "tracekit.h"
+#include "unwind.h"
 #include "usdt.h"
 
 struct probe {
@@ -36,14 +37,23 @@ static int nprobes;
 static struct {
 	bool kstack, ustack, timestamp, cpu;
 	long max_events, printed;
+	unsigned storage_size;
 } env;
 
 static struct tk_syms *syms;
-static int stacks_fd = -1;
+static struct bpf_object *obj;
+
+enum { T_STORAGE = 0x100 };
+
+/* -K/-U's stacks: a stack map of this many slots by default, as before
+ * its spill map and the way by frames (tk_stack.bpf.h). */
+#define DEFAULT_STORAGE 4096
 
 static const struct argp_option options[] = {
 	{ "kernel-stack", 'K', 0, 0, "Print the kernel stack of each event", 0 },
 	{ "user-stack", 'U', 0, 0, "Print the user stack of each event", 0 },
+	{ "stack-storage-size", T_STORAGE, "N", 0,
+	  "-K/-U: distinct stacks the stack map holds (default 4096); more go to a spill map, then to userspace by their frames", 0 },
 	{ "timestamp", 't', 0, 0, "Print seconds since trace started", 0 },
 	{ "print-cpu", 'C', 0, 0, "Print the CPU of each event", 0 },
 	{ "max-events", 'M', "N", 0, "Exit after N events", 0 },
@@ -77,7 +87,9 @@ static const char doc[] =
 "\n"
 "Up to 8 probes per run, each with its own filter and format. A string\n"
 "value holds at most 63 bytes; a longer one ends in \"...\". Kernel\n"
-"functions attach by fentry, else kprobe; -v says which.";
+"functions attach by fentry, else kprobe; -v says which. -K/-U: a stack\n"
+"the stack map cannot keep goes to a spill map, else to userspace by its\n"
+"frames; one lost even so is counted at exit.";
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
@@ -88,6 +100,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 't': env.timestamp = true; break;
 	case 'C': env.cpu = true; break;
 	case 'M': env.max_events = tk_arg_long("-M/--max-events", arg, 1, LONG_MAX); break;
+	case T_STORAGE:
+		env.storage_size = tk_arg_long("--stack-storage-size", arg, 1, 1 << 24);
+		break;
 	case ARGP_KEY_ARG:
 		if (nprobes == TRACE_SLOTS)
 			tk_usage_error("too many probes: at most %d per run", TRACE_SLOTS);
@@ -96,6 +111,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!nprobes)
 			tk_usage_error("missing PROBE, such as 't:sched:sched_process_exec \"%%s\", filename'");
+		if (env.storage_size && !env.kstack && !env.ustack)
+			tk_usage_error("option --stack-storage-size needs -K or -U");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -166,10 +183,25 @@ static void to_bpf(const struct probe *p, volatile struct trace_probe_plan *b)
 	memcpy((void *)b, &t, sizeof(t));
 }
 
+/* The shared stack maps (tk_stack.bpf.h), for stacks by id per event:
+ * frame pointers only, no counts map; a one-slot stack map without -K
+ * or -U. */
+static void stack_opts(void)
+{
+	tk_stack_opts.unwind = TK_UNWIND_FP;
+	tk_stack_opts.max_stacks = 1;
+	tk_stack_opts.kernel_only = !env.ustack;
+	tk_stack_opts.user_only = env.ustack && !env.kstack;
+	tk_stack_opts.storage_size = !env.kstack && !env.ustack ? 1 :
+				     env.storage_size ? env.storage_size : DEFAULT_STORAGE;
+}
+
 static int configure(void *s, void *ctx)
 {
 	const struct tk_probe_site *sites[TRACE_SLOTS];
 	struct trace_bpf *skel = s;
+	bool on = true;
+	int err;
 
 	(void)ctx;
 	for (int i = 0; i < nprobes; i++) {
@@ -178,9 +210,17 @@ static int configure(void *s, void *ctx)
 	}
 	/* Only each probe's own family loads. */
 	tk_probe_sites_only(skel->obj, "trace", TRACE_SLOTS, sites, nprobes);
-	if (!env.kstack && !env.ustack)
-		bpf_map__set_max_entries(skel->maps.trace_stacks, 1);
-	return 0;
+	err = tk_stacks_configure(skel->obj);
+	/* That sized the event buffer for a stack tool's process notices
+	 * (256 KiB): trace's events want the default, 4 MiB. */
+	tk_events_default_kb(4096);
+	if (!err)
+		err = tk_events_prepare(skel->obj);
+	/* Per-CPU perf buffers: a stack sent by its frames goes before each
+	 * event that names it (tk_stack_ring_resend). */
+	if (!err && !strcmp(tk_events_transport_id(), "perf"))
+		err = tk_set_rodata(skel->obj, "tk_stack_ring_resend", &on, sizeof(on));
+	return err;
 }
 
 /* --- Output -------------------------------------------------------------- */
@@ -296,7 +336,7 @@ static void message(const struct probe *p, const struct trace_hit *e, char *out,
 
 static void print_stack(const struct trace_hit *e, int id, bool user, struct tk_json *j)
 {
-	tk_event_stack(symbolizer(), stacks_fd, id, user, (pid_t)e->pid, false, j);
+	tk_event_stack_shared(symbolizer(), obj, id, user, (pid_t)e->pid, false, j);
 }
 
 static void print_json(const struct probe *p, const struct trace_hit *e, const char *msg)
@@ -394,6 +434,10 @@ static int handle_event(void *ctx, const void *data, size_t size)
 	char msg[4096];
 
 	(void)ctx;
+	/* A stack sent by its frames, for the event after it: never an
+	 * event itself, whatever -M says. */
+	if (tk_stack_ring_event(data, size))
+		return 0;
 	if (size < offsetof(struct trace_hit, data) || e->probe >= (unsigned)nprobes)
 		return 0;
 	p = &probes[e->probe];
@@ -420,9 +464,10 @@ int main(int argc, char **argv)
 	tk_parse_args(&tool, argc, argv);
 	for (int i = 0; i < nprobes; i++)
 		resolve(&probes[i]);
+	stack_opts();
 	tk_init();
 	skel = tk_load(&trace_bpf_ops, configure, NULL);
-	stacks_fd = bpf_map__fd(skel->maps.trace_stacks);
+	obj = skel->obj;
 	tk_events_open(skel->obj, handle_event, NULL);
 	if (!tk_opts.json) {
 		if (tk_opts.time)
@@ -439,7 +484,10 @@ int main(int argc, char **argv)
 	}
 	tk_ready();
 	tk_events_loop();
-	tk_losses_report(skel->obj);
+	if (env.kstack || env.ustack)
+		tk_stacks_report(skel->obj, &(struct tk_stacks_print){ .own_events = true });
+	else
+		tk_losses_report(skel->obj);
 	trace_bpf__destroy(skel);
 	tk_syms_free(syms);
 	return tk_exit_status();

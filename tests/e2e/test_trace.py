@@ -6,6 +6,7 @@ functions (the kernel matrix: this host has no kprobes and refuses
 fentry) read the name of a file the test reads."""
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -13,6 +14,7 @@ import pytest
 
 from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, json_lines,
                       loss_record, require, run, tool_path)
+from test_stackcount import LOSS, NO_RING
 
 PROGS = ROOT / "tests/e2e/progs"
 HEADER = f"{'PID':<7} {'TID':<7} {'COMM':<15} {'FUNC':<16} -"
@@ -37,11 +39,11 @@ def row(pid, comm, func, msg):
     return f"{pid:<7} {pid:<7} {comm:<15} {func:<16} {msg}".rstrip()
 
 
-def traced(prog, probes, cmds, *opts):
+def traced(prog, probes, cmds, *opts, env=None):
     """trace -p WORKLOAD opts probes while a fresh workload runs cmds:
     (stdout, stderr, the workload's pid)."""
     with Workload(prog) as w:
-        with Tool("trace", "-p", w.pid, *opts, *probes) as tool:
+        with Tool("trace", "-p", w.pid, *opts, *probes, env=env) as tool:
             for c in cmds:
                 w.send(c)
             out, err, rc = tool.stop()
@@ -126,6 +128,133 @@ def test_command_is_traced_from_its_exec(prog):
     assert line == row(pid, "true", "sched_process_exec", f"/bin/true {pid}")
 
 
+# ---- stacks (-K, -U) ----
+# getppid's syscall, entered and left: two kernel stacks, one user stack
+# (libc's getppid, the same user state both times).
+GETPPID = ['t:syscalls:sys_enter_getppid "%d", 1', 't:syscalls:sys_exit_getppid "%d", 1']
+# The ways of a stack the stack map cannot keep, as test_stackcount
+# forces them: one slot and no spill map (below 8 slots), so by its
+# frames on the event buffer; one slot beside the spill map of 512 (an
+# eighth of 4096).
+STACK_PATHS = {"frames": (["--stack-storage-size", "1"], {}),
+               "spill": ([], {"TRACEKIT_STACK_MAP_SLOTS": "1"})}
+
+
+def stack_tuples(evs, func):
+    """{(kstack, ustack)} of func's events (None: unavailable)."""
+    return {tuple(None if s is None else tuple(s) for s in (e["kstack"], e["ustack"]))
+            for e in evs if e["func"] == func}
+
+
+@pytest.mark.parametrize("transport", ["ringbuf", "perf"])
+@pytest.mark.parametrize("path", sorted(STACK_PATHS))
+@pytest.mark.kernel
+def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, transport):
+    """item 5 times, then getppid 5 times: four distinct stacks (item's
+    user stack; getppid's user stack and the kernel's at its entry and
+    its exit), each taken 5 times, in a one-slot stack map that keeps
+    the first (item's). The other three go to the spill map, or by their
+    frames; over per-CPU perf buffers too, where each event's frames go
+    just before it. Every event has its exact stacks, none is lost. A
+    uprobe fires in user mode: item has no kernel stack (not a loss)."""
+    opts, env = STACK_PATHS[path]
+    out, err, pid = traced(prog, [f'u:{prog}:item "%d", arg1', *GETPPID],
+                           ["calls 5", "getppid 5"], "-j", "-v", "-K", "-U", *opts,
+                           env=dict(env, TRACEKIT_TRANSPORT=transport))
+    records = json_lines(out)
+    assert loss_record(records) == LOSS, records[-1]
+    evs = records[:-1]
+    # As many of each as made (in perf buffers, one a CPU, the order is
+    # lost when the workload moves).
+    assert sorted((e["func"], e["pid"]) for e in evs) == \
+        sorted([("item", pid)] * 5 + [("sys_enter_getppid", pid), ("sys_exit_getppid", pid)] * 5), evs
+    (item,) = stack_tuples(evs, "item")
+    (enter,) = stack_tuples(evs, "sys_enter_getppid")
+    (exit_,) = stack_tuples(evs, "sys_exit_getppid")
+    assert item[0] is None and item[1] and item[1][0].startswith("item"), item
+    for kstack, ustack in (enter, exit_):
+        assert kstack and any(f.startswith("do_syscall_64") for f in kstack), kstack
+        assert ustack and ustack[0].startswith("getppid"), ustack
+    assert enter[0] != exit_[0] and enter[1] == exit_[1], (enter, exit_)
+    assert f"trace: event transport: {'ring' if transport == 'ringbuf' else 'perf'} buffer\n" in err
+    if path == "frames":
+        assert ("trace: 3 stacks reached userspace by their frames: the stack map and the spill "
+                "map could not keep them; 0 ids were shared by two or more (their events show "
+                "[... stack unavailable])\n") in err, err
+    else:
+        assert ("trace: the stack map has 1 slots, the spill map 512 "
+                "(TRACEKIT_STACK_MAP_SLOTS)\n") in err, err
+        assert "by their frames" not in err, err
+
+
+@pytest.mark.kernel
+def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
+    """Per-CPU perf buffers: getppid once on the last CPU, where its
+    stacks go by their frames (item's user stack holds the one slot),
+    then once on the first, all while trace is stopped. At exit trace
+    drains the buffers in CPU order, so the first CPU's events come
+    before the records the last CPU sent: each event has its stacks only
+    because its own CPU's buffer holds them too, just before it."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no buffer of another CPU")
+    with Workload(prog) as w:
+        with Tool("trace", "-p", w.pid, "-j", "-v", "-K", "-U", "--stack-storage-size", "1",
+                  f'u:{prog}:item "%d", arg1', *GETPPID,
+                  env={"TRACEKIT_TRANSPORT": "perf"}) as tool:
+            os.kill(tool.proc.pid, signal.SIGSTOP)
+            try:
+                os.sched_setaffinity(w.pid, {cpus[-1]})
+                w.send("calls 1")
+                w.send("getppid 1")
+                os.sched_setaffinity(w.pid, {cpus[0]})
+                w.send("getppid 1")
+                os.kill(tool.proc.pid, signal.SIGINT)
+            finally:
+                os.kill(tool.proc.pid, signal.SIGCONT)
+            out, err, rc = tool.wait()
+    assert rc == 0, err
+    records = json_lines(out)
+    assert loss_record(records) == LOSS, records[-1]
+    evs = records[:-1]
+    assert [(e["cpu"], e["func"]) for e in evs] == \
+        [(cpus[0], "sys_enter_getppid"), (cpus[0], "sys_exit_getppid"),
+         (cpus[-1], "item"), (cpus[-1], "sys_enter_getppid"), (cpus[-1], "sys_exit_getppid")], evs
+    for func in ("sys_enter_getppid", "sys_exit_getppid"):
+        (stacks,) = stack_tuples(evs, func)
+        assert stacks[0] and stacks[1] and stacks[1][0].startswith("getppid"), stacks
+    assert "trace: 3 stacks reached userspace by their frames" in err, err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.kernel
+def test_stacks_no_map_keeps_are_printed_unavailable_and_counted(prog, fmt):
+    """Without the way by frames (TRACEKIT_STACK_RING=0) and with one
+    stack slot and no spill map: of the 20 stacks of 5 getppid calls (3
+    distinct), the first, the kernel's at entry, is kept, and the other
+    15 collide. Each is printed unavailable, and counted: 15 on the
+    loss line, 15 in the loss record."""
+    json = fmt == "json"
+    out, err, pid = traced(prog, GETPPID, ["getppid 5"], "-K", "-U",
+                           "--stack-storage-size", "1", *(["-j"] if json else []), env=NO_RING)
+    if json:
+        records = json_lines(out)
+        evs = records[:-1]
+        assert [e["func"] for e in evs] == ["sys_enter_getppid", "sys_exit_getppid"] * 5, evs
+        unavailable = [(e["func"], k) for e in evs for k in ("kstack", "ustack") if e[k] is None]
+        assert len(unavailable) == 15 and ("sys_enter_getppid", "kstack") not in unavailable, evs
+        assert loss_record(records) == dict(LOSS, stack_collisions=15), records[-1]
+        return
+    rows = lines(out)
+    evs = events(rows)
+    assert [l.split()[3] for l, _ in evs] == ["sys_enter_getppid", "sys_exit_getppid"] * 5, out
+    unavailable = [f for _, frames in evs for f in frames if f.endswith(" stack unavailable]")]
+    assert len(unavailable) == 15, out
+    assert [l for l in err.splitlines() if "stack" in l] == \
+        ["trace: 15 stacks lost to hash collisions in the stack map; raise "
+         "--stack-storage-size (now 1)"], err
+
+
 # ---- USDT ----
 
 MARKED = """def marked_gen(x):
@@ -161,10 +290,11 @@ def test_usdt_python_function_entry_names_the_marked_function():
 # ---- tracepoints ----
 
 def hrtimer_lines(*args):
-    """trace -a -K on the hrtimer expiries while `sleep 0.01` runs."""
+    """trace -a -K on the hrtimer expiries while `sleep 0.01` runs:
+    (event lines and their frames, stderr)."""
     r = run("trace", "-a", "-K", *args, "--", "sleep", "0.01")
     assert r.returncode == 0, r.stderr
-    return lines(r.stdout)
+    return lines(r.stdout), r.stderr
 
 
 def events(rows):
@@ -183,20 +313,25 @@ def test_hrtimer_expiry_names_the_function_with_a_kernel_stack():
     """The sleep's timer expires in an interrupt, on whatever task runs
     (-a: every process while COMMAND runs, as trace-cmd record does); its
     function is hrtimer_wakeup, named, and the stack is the timer
-    interrupt's."""
-    evs = events(hrtimer_lines('t:timer:hrtimer_expire_entry "%s", function'))
+    interrupt's. No event's stack is lost, and no loss is reported (on
+    5.10 one wakeup once printed [kernel stack unavailable]: its stack's
+    bucket in the stack map held another)."""
+    rows, err = hrtimer_lines('t:timer:hrtimer_expire_entry "%s", function')
+    evs = events(rows)
     wakeups = [(l, s) for l, s in evs if l.endswith(" hrtimer_wakeup")]
     assert wakeups, evs
     for line, stack in wakeups:
         assert line.split()[-2] == "hrtimer_expire_entry"
         assert stack and any(f.startswith("__hrtimer_run_queues") for f in stack), stack
+    assert all(stack and "[kernel stack unavailable]" not in stack for _, stack in evs), evs
+    assert not [l for l in err.splitlines() if "stack" in l], err
 
 
 @pytest.mark.kernel
 def test_filter_by_symbol_drops_exactly_what_it_names():
-    kept = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function != hrtimer_wakeup) "%s", function'))
+    kept = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function != hrtimer_wakeup) "%s", function')[0])
     assert kept and all(not l.endswith(" hrtimer_wakeup") for l, _ in kept), kept
-    only = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function == hrtimer_wakeup) "%s", function'))
+    only = events(hrtimer_lines('t:timer:hrtimer_expire_entry (function == hrtimer_wakeup) "%s", function')[0])
     assert only and all(l.endswith(" hrtimer_wakeup") for l, _ in only), only
 
 
@@ -356,6 +491,10 @@ def test_probe_errors_show_the_place(probe, message, caret):
     (["U:/usr/bin/python3:python:tk_nope"],
      "invalid PROBE 'U:/usr/bin/python3:python:tk_nope': no USDT probe python:tk_nope in "),
     (["-M", "0", "t:sched:sched_switch"], "invalid -M/--max-events value '0'"),
+    (["-K", "--stack-storage-size", "0", "t:sched:sched_switch"],
+     "invalid --stack-storage-size value '0'"),
+    (["--stack-storage-size", "8", "t:sched:sched_switch"],
+     "option --stack-storage-size needs -K or -U"),
     ([], "missing PROBE"),
     ([f"t:sched:sched_switch"] * 9, "too many probes: at most 8 per run"),
 ])
