@@ -201,7 +201,8 @@ static int configure_spill(struct bpf_object *obj)
 	return err;
 }
 
-int tk_stacks_configure(struct bpf_object *obj)
+/* tk_stacks_configure's maps and rodata; not the event buffer. */
+static int configure_maps(struct bpf_object *obj)
 {
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "tk_stacks");
 	struct bpf_map *counts = bpf_object__find_map_by_name(obj, "tk_stack_counts");
@@ -258,6 +259,13 @@ int tk_stacks_configure(struct bpf_object *obj)
 		err = bpf_map__set_value_size(snaps, tk_stacks_snap_size());
 	if (!err)
 		err = bpf_map__set_max_entries(snaps, snap_size ? tk_stack_opts.max_stacks : 1);
+	return err;
+}
+
+int tk_stacks_configure(struct bpf_object *obj)
+{
+	int err = configure_maps(obj);
+
 	/* The event buffer carries only process notices (a few per process
 	 * per second): 256 KiB, not the 4 MiB that snoop tools need, which
 	 * would be up to 8 MiB of resident memory once read. */
@@ -1234,6 +1242,43 @@ void tk_stacks_run(struct bpf_object *obj, const struct tk_stacks_print *how)
 }
 
 /* --- One event's stack (trace, capable) ---------------------------------- */
+
+/* -K or -U: the maps are sized, and the report is the stack tools'. */
+static bool event_stacks;
+
+void tk_event_stacks_setup(bool kernel, bool user, unsigned storage_size,
+			   unsigned default_size)
+{
+	if (storage_size && !kernel && !user)
+		tk_usage_error("option --stack-storage-size needs -K or -U");
+	event_stacks = kernel || user;
+	tk_stack_opts.unwind = TK_UNWIND_FP;
+	tk_stack_opts.max_stacks = 1;   /* no counts: ids go in the events */
+	tk_stack_opts.kernel_only = !user;
+	tk_stack_opts.user_only = user && !kernel;
+	tk_stack_opts.storage_size = !event_stacks ? 1 : storage_size ? storage_size : default_size;
+}
+
+int tk_event_stacks_configure(struct bpf_object *obj)
+{
+	bool on = true;
+	/* The event buffer keeps the size tk_load gave it: the events' own. */
+	int err = configure_maps(obj);
+
+	/* Per-CPU perf buffers: a stack sent by its frames goes before each
+	 * event that names it, in the event's CPU's buffer. */
+	if (!err && !strcmp(tk_events_transport_id(), "perf"))
+		err = tk_set_rodata(obj, "tk_stack_ring_resend", &on, sizeof(on));
+	return err;
+}
+
+void tk_event_stacks_report(struct bpf_object *obj)
+{
+	if (event_stacks)
+		tk_stacks_report(obj, &(struct tk_stacks_print){ .own_events = true });
+	else
+		tk_losses_report(obj);
+}
 
 /* ips[0..n) under an event (tk_event_stack); ips NULL: unavailable. */
 static void event_frames(struct tk_syms *s, const uint64_t *ips, unsigned n, bool user,

@@ -156,6 +156,21 @@ void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t p
 void tk_event_stack_shared(struct tk_syms *s, struct bpf_object *obj, int id, bool user,
 			   pid_t pid, bool skip_plumbing, struct tk_json *j);
 
+/* For a tool that prints stacks under its events by tk_stack_id's ids
+ * (trace, capable), with -K (kernel) and -U (user). Before tk_load: the
+ * shared stack maps for frame-pointer stacks, storage_size slots
+ * (--stack-storage-size, 0 when not given: default_size; a usage error
+ * without -K and -U), one slot without -K and -U; no counts map. */
+void tk_event_stacks_setup(bool kernel, bool user, unsigned storage_size,
+			   unsigned default_size);
+/* From the tool's tk_load configure callback: size the maps (the event
+ * buffer keeps its size); over perf buffers, tk_stack_ring_resend. */
+int tk_event_stacks_configure(struct bpf_object *obj);
+/* At exit: with -K or -U, tk_stacks_report (the stack tools' loss keys,
+ * the tool's events lost as tk_losses_report tells them); else
+ * tk_losses_report. */
+void tk_event_stacks_report(struct bpf_object *obj);
+
 /* For a tool whose own events share tk_events with stacks sent by their
  * frames: true when data is such a stack, now kept for
  * tk_event_stack_shared (the event callback calls it first, and returns

@@ -22,7 +22,6 @@
 #include "trace.h"
 #include "trace.skel.h"
 #include "tracekit.h"
-#include "unwind.h"
 #include "usdt.h"
 
 struct probe {
@@ -111,8 +110,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!nprobes)
 			tk_usage_error("missing PROBE, such as 't:sched:sched_process_exec \"%%s\", filename'");
-		if (env.storage_size && !env.kstack && !env.ustack)
-			tk_usage_error("option --stack-storage-size needs -K or -U");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -183,25 +180,10 @@ static void to_bpf(const struct probe *p, volatile struct trace_probe_plan *b)
 	memcpy((void *)b, &t, sizeof(t));
 }
 
-/* The shared stack maps (tk_stack.bpf.h), for stacks by id per event:
- * frame pointers only, no counts map; a one-slot stack map without -K
- * or -U. */
-static void stack_opts(void)
-{
-	tk_stack_opts.unwind = TK_UNWIND_FP;
-	tk_stack_opts.max_stacks = 1;
-	tk_stack_opts.kernel_only = !env.ustack;
-	tk_stack_opts.user_only = env.ustack && !env.kstack;
-	tk_stack_opts.storage_size = !env.kstack && !env.ustack ? 1 :
-				     env.storage_size ? env.storage_size : DEFAULT_STORAGE;
-}
-
 static int configure(void *s, void *ctx)
 {
 	const struct tk_probe_site *sites[TRACE_SLOTS];
 	struct trace_bpf *skel = s;
-	bool on = true;
-	int err;
 
 	(void)ctx;
 	for (int i = 0; i < nprobes; i++) {
@@ -210,17 +192,7 @@ static int configure(void *s, void *ctx)
 	}
 	/* Only each probe's own family loads. */
 	tk_probe_sites_only(skel->obj, "trace", TRACE_SLOTS, sites, nprobes);
-	err = tk_stacks_configure(skel->obj);
-	/* That sized the event buffer for a stack tool's process notices
-	 * (256 KiB): trace's events want the default, 4 MiB. */
-	tk_events_default_kb(4096);
-	if (!err)
-		err = tk_events_prepare(skel->obj);
-	/* Per-CPU perf buffers: a stack sent by its frames goes before each
-	 * event that names it (tk_stack_ring_resend). */
-	if (!err && !strcmp(tk_events_transport_id(), "perf"))
-		err = tk_set_rodata(skel->obj, "tk_stack_ring_resend", &on, sizeof(on));
-	return err;
+	return tk_event_stacks_configure(skel->obj);
 }
 
 /* --- Output -------------------------------------------------------------- */
@@ -462,9 +434,9 @@ int main(int argc, char **argv)
 	struct trace_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
+	tk_event_stacks_setup(env.kstack, env.ustack, env.storage_size, DEFAULT_STORAGE);
 	for (int i = 0; i < nprobes; i++)
 		resolve(&probes[i]);
-	stack_opts();
 	tk_init();
 	skel = tk_load(&trace_bpf_ops, configure, NULL);
 	obj = skel->obj;
@@ -484,10 +456,7 @@ int main(int argc, char **argv)
 	}
 	tk_ready();
 	tk_events_loop();
-	if (env.kstack || env.ustack)
-		tk_stacks_report(skel->obj, &(struct tk_stacks_print){ .own_events = true });
-	else
-		tk_losses_report(skel->obj);
+	tk_event_stacks_report(skel->obj);
 	trace_bpf__destroy(skel);
 	tk_syms_free(syms);
 	return tk_exit_status();
