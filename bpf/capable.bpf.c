@@ -21,6 +21,7 @@
 #include "tk_cgroup.bpf.h"
 #include "tk_emit.bpf.h"
 #include "tk_filter.bpf.h"
+#include "tk_stack.bpf.h"
 
 /* include/linux/security.h, since 5.1 */
 #define CAP_OPT_NOAUDIT 2
@@ -32,14 +33,6 @@ const volatile bool ustack = false;      /* -U */
 const volatile bool unique = false;      /* --unique */
 const volatile int self_tgid = 0;        /* the tool: its own checks (reading
 					  * its maps) would feed themselves */
-
-/* Sized by userspace: one entry without -K and -U. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(u32));
-	__uint(value_size, TK_STACK_MAX_DEPTH * sizeof(u64));
-	__uint(max_entries, CAPABLE_STACKS);
-} capable_stacks SEC(".maps");
 
 /* --unique: what was reported already. */
 struct seen_key {
@@ -72,17 +65,15 @@ static __always_inline bool wanted(void)
 	return (int)(tk_pid_tgid() >> 32) != self_tgid && tk_task_wanted();
 }
 
+/* tk_stacks, else the spill map, else the frames sent on tk_events
+ * before the event; a loss is counted (tk_stack.bpf.h). The kf_ way
+ * takes them at the entry and sends the event at the return: over perf
+ * buffers a task moved to another CPU in between has its event in
+ * another CPU's buffer than frames sent at the entry, which may be read
+ * after it (printed unavailable, counted as a stack not read). */
 static __always_inline int stack_id(void *ctx, bool take, u64 flags)
 {
-	long id;
-
-	if (!take)
-		return -1;
-	id = bpf_get_stackid(ctx, &capable_stacks, flags);
-	/* -EFAULT: no stack of that kind (a kernel thread's user stack) */
-	if (id < 0 && id != -14)
-		tk_count_loss(TK_LOSS_MAP_FULL);
-	return id;
+	return take ? tk_stack_id(ctx, flags) : TK_STACK_NOT_TAKEN;
 }
 
 static __always_inline void send(void *ctx, int cap, int ret, int audit, int insetid,

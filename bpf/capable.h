@@ -8,8 +8,9 @@
  * capability:cap_capable tracepoint has none). */
 #define CAP_OPT_UNKNOWN (-1)
 
-/* Stack map entries with -K or -U (stacks are kept for the run: a stack
- * that finds no room is a failed map insert), and --unique's. */
+/* Stack map entries with -K or -U by default (--stack-storage-size; a
+ * stack that finds no room goes to the spill map, else by its frames),
+ * and --unique's. */
 #define CAPABLE_STACKS 16384
 #define CAPABLE_SEEN 10240
 
@@ -22,7 +23,7 @@ struct cap_event {
 	int ret;                  /* 0: allowed; else -errno (-EPERM) */
 	int audit;                /* 1, 0 (a noaudit check) or CAP_OPT_UNKNOWN */
 	int insetid;              /* 1 (a set*id call's check), 0 or CAP_OPT_UNKNOWN */
-	int kstack;               /* stack ids in capable_stacks (-K, -U); < 0: none */
+	int kstack;               /* stack ids of tk_stack_id (-K, -U); < 0: none */
 	int ustack;
 	char comm[TK_TASK_COMM_LEN];
 };

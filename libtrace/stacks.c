@@ -323,7 +323,9 @@ static struct tk_syms *symbolizer(void)
 
 bool tk_stack_ring_event(const void *data, size_t size)
 {
-	if (size < sizeof(struct tk_stack_ring_head) ||
+	/* Whole: a shorter event (capable's) whose first word is ~0 is not
+	 * one. */
+	if (size < sizeof(struct tk_stack_ring_head) + tk_stack_opts.max_depth * sizeof(uint64_t) ||
 	    ((const struct tk_stack_ring_head *)data)->marker != TK_STACK_RING_MARKER)
 		return false;
 	tk_stack_ring_add(data, size, tk_stack_opts.max_depth);

@@ -18,18 +18,21 @@ static struct {
 	bool ustack;      /* -U */
 	bool extra;       /* -x */
 	bool unique;      /* --unique */
+	unsigned storage_size;  /* --stack-storage-size */
 } env;
 
 static struct tk_syms *syms;
-static int stacks_fd = -1;
+static struct bpf_object *obj;
 
-enum { C_UNIQUE = 0x100 };
+enum { C_UNIQUE = 0x100, C_STORAGE };
 
 static const struct argp_option options[] = {
 	{ "non-audit", 'v', 0, 0,
 	  "Include checks made not to be audited (bcc's -v; --verbose is the attach methods and libbpf's messages)", 0 },
 	{ "kernel-stack", 'K', 0, 0, "Print the kernel stack of each check", 0 },
 	{ "user-stack", 'U', 0, 0, "Print the user stack of each check", 0 },
+	{ "stack-storage-size", C_STORAGE, "N", 0,
+	  "-K/-U: distinct stacks the stack map holds (default 16384); more go to a spill map, then to userspace by their frames", 0 },
 	{ "extra", 'x', 0, 0, "Extra columns: TID and INSETID", 0 },
 	{ "unique", C_UNIQUE, 0, 0,
 	  "Report a check once per process, capability, stacks and verdict", 0 },
@@ -62,7 +65,6 @@ static const char doc[] =
 
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
-	(void)arg;
 	(void)state;
 	switch (key) {
 	case 'v': env.non_audit = true; break;
@@ -70,6 +72,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'U': env.ustack = true; break;
 	case 'x': env.extra = true; break;
 	case C_UNIQUE: env.unique = true; break;
+	case C_STORAGE:
+		env.storage_size = tk_arg_long("--stack-storage-size", arg, 1, 1 << 24);
+		break;
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -126,9 +131,9 @@ static void print_text(const struct cap_event *e, const char *name)
 	else
 		printf("%s\n", e->ret ? "deny" : "allow");
 	if (env.kstack)
-		tk_event_stack(syms, stacks_fd, e->kstack, false, e->pid, true, NULL);
+		tk_event_stack_shared(syms, obj, e->kstack, false, e->pid, true, NULL);
 	if (env.ustack)
-		tk_event_stack(syms, stacks_fd, e->ustack, true, e->pid, false, NULL);
+		tk_event_stack_shared(syms, obj, e->ustack, true, e->pid, false, NULL);
 }
 
 static void json_flag(struct tk_json *j, const char *key, int v)
@@ -155,9 +160,9 @@ static void print_json(const struct cap_event *e, const char *name)
 	tk_json_int(&j, "ret", e->ret);
 	tk_json_error(&j, e->ret);
 	if (env.kstack)
-		tk_event_stack(syms, stacks_fd, e->kstack, false, e->pid, true, &j);
+		tk_event_stack_shared(syms, obj, e->kstack, false, e->pid, true, &j);
 	if (env.ustack)
-		tk_event_stack(syms, stacks_fd, e->ustack, true, e->pid, false, &j);
+		tk_event_stack_shared(syms, obj, e->ustack, true, e->pid, false, &j);
 	tk_json_end(&j);
 }
 
@@ -167,6 +172,9 @@ static int handle_event(void *ctx, const void *data, size_t size)
 	const char *name;
 
 	(void)ctx;
+	/* A stack sent by its frames, for the check after it. */
+	if (tk_stack_ring_event(data, size))
+		return 0;
 	if (size < sizeof(*e))
 		return 0;  /* malformed */
 	name = tk_cap_name(e->cap);
@@ -187,11 +195,9 @@ static int configure(void *s, void *ctx)
 	skel->rodata->ustack = env.ustack;
 	skel->rodata->unique = env.unique;
 	skel->rodata->self_tgid = getpid();
-	if (!env.kstack && !env.ustack)
-		bpf_map__set_max_entries(skel->maps.capable_stacks, 1);
 	if (!env.unique)
 		bpf_map__set_max_entries(skel->maps.seen, 1);
-	return 0;
+	return tk_event_stacks_configure(skel->obj);
 }
 
 TK_SKEL_OPS(capable_bpf);
@@ -202,18 +208,19 @@ int main(int argc, char **argv)
 	struct capable_bpf *skel;
 
 	tk_parse_args(&tool, argc, argv);
+	tk_event_stacks_setup(env.kstack, env.ustack, env.storage_size, CAPABLE_STACKS);
 	tk_init();
 	if ((env.kstack || env.ustack) && !(syms = tk_syms_new(&(struct tk_syms_opts){ 0 })))
 		tk_fail("out of memory");
 	skel = tk_load_kfunc_or_named_tp(&capable_bpf_ops, configure, NULL, &way,
 					 "tracepoints (capability:cap_capable)", tp_blind);
-	stacks_fd = bpf_map__fd(skel->maps.capable_stacks);
+	obj = skel->obj;
 	tk_events_open(skel->obj, handle_event, NULL);
 	if (!tk_opts.json)
 		print_header();
 	tk_ready();
 	tk_events_loop();
-	tk_losses_report(skel->obj);
+	tk_event_stacks_report(skel->obj);
 	capable_bpf__destroy(skel);
 	tk_syms_free(syms);
 	return tk_exit_status();

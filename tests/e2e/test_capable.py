@@ -19,6 +19,8 @@ import pytest
 
 from conftest import (FRAME_POINTERS, ROOT, Tool, Workload, assert_no_kernel_function_tracing,
                       has_ksym, json_lines, kernel_has, loss_record, require, run, tool_path)
+from test_stackcount import LOSS
+from test_trace import STACK_PATHS, stack_tuples
 
 NOBODY = 65534
 EPERM = -1
@@ -133,14 +135,56 @@ def test_stacks(target, shm):
         out, err, rc = t.stop()
     assert rc == 0, err
     records = json_lines(out)
-    assert loss_record(records) == {"type": "loss", "events_lost": 0, "map_inserts_failed": 0}
+    assert loss_record(records) == LOSS, records[-1]
+    assert_chown_stacks(records)
+
+
+def assert_chown_stacks(records):
+    """The five chowns' stacks: one pair, from cap_capable down to the
+    system call and from the function that made the call."""
     chowns = [r for r in records if r.get("cap") == 0]
     assert len(chowns) == 5, records
-    for r in chowns:
-        kernel = [f.split("+")[0] for f in r["kstack"]]
-        assert kernel[0] == "cap_capable" and SYSCALL_FN in kernel, r
-        user = [f.split("+")[0] for f in r["ustack"]]
-        assert user[:2] == ["chown_as_told", "main"], r
+    (pair,) = stack_tuples(chowns)
+    kernel = [f.split("+")[0] for f in pair[0]]
+    assert kernel[0] == "cap_capable" and SYSCALL_FN in kernel, pair
+    user = [f.split("+")[0] for f in pair[1]]
+    assert user[:2] == ["chown_as_told", "main"], pair
+
+
+@pytest.mark.parametrize("transport", ["ringbuf", "perf"])
+@pytest.mark.parametrize("path", sorted(STACK_PATHS))
+@pytest.mark.kernel
+def test_every_check_has_its_stacks_when_the_maps_cannot_keep_them(target, shm, path, transport):
+    """SCRIPT's checks with a one-slot stack map, which keeps the first
+    stack taken; the others go to the spill map (an eighth of 16384), or
+    by their frames (over per-CPU perf buffers, before each check). Every
+    check has its exact stacks, and none is lost."""
+    opts, env = STACK_PATHS[path]
+    with workload(target, shm) as w, \
+            Tool("capable", "-j", "--verbose", "-K", "-U", "-p", w.pid, *opts,
+                 env=dict(env, TRACEKIT_TRANSPORT=transport)) as t:
+        play(w)
+        out, err, rc = t.stop()
+    assert rc == 0, err
+    records = json_lines(out)
+    assert loss_record(records) == LOSS, records[-1]
+    checks = records[:-1]
+    probes = dict(re.findall(r"^capable: probe (\S+): (\S+) \S+$", err, re.M))
+    options_seen = "kf_cap_entry" in probes
+    # As many of each as made (in perf buffers, one a CPU, the order is
+    # lost when the workload moves).
+    assert sorted(seen(checks)) == sorted(want(options_seen, False)), checks
+    assert all(r["kstack"] and r["ustack"] for r in checks), checks
+    assert_chown_stacks(checks)
+    stacks = {tuple(r[k]) for r in checks for k in ("kstack", "ustack")}
+    if path == "frames":
+        assert (f"capable: {len(stacks) - 1} stacks reached userspace by their frames: the stack "
+                "map and the spill map could not keep them; 0 ids were shared by two or more "
+                "(their events show [... stack unavailable])\n") in err, (stacks, err)
+    else:
+        assert ("capable: the stack map has 1 slots, the spill map 2048 "
+                "(TRACEKIT_STACK_MAP_SLOTS)\n") in err, err
+        assert "by their frames" not in err, err
 
 
 def test_text_columns(target, shm):
@@ -249,6 +293,8 @@ def test_kernel_functions_only_exits_1_without_them():
     (["--unique=pid"], "--unique"),
     (["-x", "5"], "unexpected argument '5'"),
     (["--bogus"], "--bogus"),
+    (["--stack-storage-size", "8"], "option --stack-storage-size needs -K or -U"),
+    (["-K", "--stack-storage-size", "0"], "invalid --stack-storage-size value '0'"),
 ])
 def test_usage_errors_exit_2_one_line(args, needle):
     r = run("capable", *args)

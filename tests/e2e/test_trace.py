@@ -140,10 +140,14 @@ STACK_PATHS = {"frames": (["--stack-storage-size", "1"], {}),
                "spill": ([], {"TRACEKIT_STACK_MAP_SLOTS": "1"})}
 
 
-def stack_tuples(evs, func):
-    """{(kstack, ustack)} of func's events (None: unavailable)."""
+def stack_tuples(evs):
+    """{(kstack, ustack)} of the JSON events evs (None: unavailable)."""
     return {tuple(None if s is None else tuple(s) for s in (e["kstack"], e["ustack"]))
-            for e in evs if e["func"] == func}
+            for e in evs}
+
+
+def of_func(evs, func):
+    return [e for e in evs if e["func"] == func]
 
 
 @pytest.mark.parametrize("transport", ["ringbuf", "perf"])
@@ -168,9 +172,9 @@ def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, t
     # lost when the workload moves).
     assert sorted((e["func"], e["pid"]) for e in evs) == \
         sorted([("item", pid)] * 5 + [("sys_enter_getppid", pid), ("sys_exit_getppid", pid)] * 5), evs
-    (item,) = stack_tuples(evs, "item")
-    (enter,) = stack_tuples(evs, "sys_enter_getppid")
-    (exit_,) = stack_tuples(evs, "sys_exit_getppid")
+    (item,) = stack_tuples(of_func(evs, "item"))
+    (enter,) = stack_tuples(of_func(evs, "sys_enter_getppid"))
+    (exit_,) = stack_tuples(of_func(evs, "sys_exit_getppid"))
     assert item[0] is None and item[1] and item[1][0].startswith("item"), item
     for kstack, ustack in (enter, exit_):
         assert kstack and any(f.startswith("do_syscall_64") for f in kstack), kstack
@@ -221,7 +225,7 @@ def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
         [(cpus[0], "sys_enter_getppid"), (cpus[0], "sys_exit_getppid"),
          (cpus[-1], "item"), (cpus[-1], "sys_enter_getppid"), (cpus[-1], "sys_exit_getppid")], evs
     for func in ("sys_enter_getppid", "sys_exit_getppid"):
-        (stacks,) = stack_tuples(evs, func)
+        (stacks,) = stack_tuples(of_func(evs, func))
         assert stacks[0] and stacks[1] and stacks[1][0].startswith("getppid"), stacks
     assert "trace: 3 stacks reached userspace by their frames" in err, err
 
