@@ -1282,25 +1282,29 @@ void tk_event_stacks_report(struct bpf_object *obj)
 		tk_losses_report(obj);
 }
 
-/* ips[0..n) under an event (tk_event_stack); ips NULL: unavailable. */
-static void event_frames(struct tk_syms *s, const uint64_t *ips, unsigned n, bool user,
-			 pid_t pid, bool skip_plumbing, struct tk_json *j)
+void tk_event_stack(struct tk_syms *s, struct bpf_object *obj, int id, bool user, pid_t pid,
+		    bool skip_plumbing, struct tk_json *j)
 {
+	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
 	struct tk_sym sym;
 	char buf[512];
 	bool top = true;
-	unsigned shown = 0;
+	unsigned n = 0, shown = 0;
 
-	if (!ips) {
+	if (!ips)
+		tk_fail("out of memory");
+	/* No poll: a stack sent by its frames came before its event. */
+	if (id < 0 || !fetch_stack(obj, id, ips, &n, false)) {
 		if (!j)
 			printf("        [%s stack unavailable]\n", user ? "user" : "kernel");
 		else
 			tk_json_null(j, user ? "ustack" : "kstack");
+		free(ips);
 		return;
 	}
 	if (j)
 		tk_json_arr_open(j, user ? "ustack" : "kstack");
-	for (unsigned i = 0; i < n && ips[i]; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		if (skip_plumbing && top && !user && s && tk_syms_kernel(s, ips[i], &sym) == 1 &&
 		    sym.name && tk_ksym_plumbing(sym.name))
 			continue;
@@ -1316,28 +1320,5 @@ static void event_frames(struct tk_syms *s, const uint64_t *ips, unsigned n, boo
 	}
 	if (j)
 		tk_json_arr_close(j);
-}
-
-void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
-		    bool skip_plumbing, struct tk_json *j)
-{
-	uint64_t ips[TK_STACK_MAX_DEPTH];
-	bool ok = id >= 0 && stacks_fd >= 0 && !bpf_map_lookup_elem(stacks_fd, &id, ips);
-
-	event_frames(s, ok ? ips : NULL, TK_STACK_MAX_DEPTH, user, pid, skip_plumbing, j);
-}
-
-void tk_event_stack_shared(struct tk_syms *s, struct bpf_object *obj, int id, bool user,
-			   pid_t pid, bool skip_plumbing, struct tk_json *j)
-{
-	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
-	unsigned n = 0;
-	bool ok;
-
-	if (!ips)
-		tk_fail("out of memory");
-	/* No poll: a stack sent by its frames came before its event. */
-	ok = id >= 0 && fetch_stack(obj, id, ips, &n, false);
-	event_frames(s, ok ? ips : NULL, n, user, pid, skip_plumbing, j);
 	free(ips);
 }

@@ -135,26 +135,22 @@ void tk_stack_frames_free(struct tk_stack_frames *f);
 bool tk_ksym_plumbing(const char *name);
 
 /* One event's stack, for the tools that print a stack under an event
- * line (trace, capable): stack id of the stack trace map stacks_fd
- * (TK_STACK_MAX_DEPTH frames a stack), innermost first, each frame as
- * tk_syms_addr_text gives it (a kernel address unless user, then one of
- * process pid). Text: a line "        func+0x1a" a frame, or
- * "        [kernel stack unavailable]" (user) when id is negative or
- * gone; JSON (j not NULL): an array "kstack" ("ustack"), or null.
- * skip_plumbing: leading kernel frames of the tracing machinery
- * (tk_ksym_plumbing) left out. */
+ * line (trace, capable): stack id of tk_stack_id (bpf/tk_stack.bpf.h)
+ * in obj, from tk_stacks, tk_stacks_spill, or the frames sent on
+ * tk_events, which the event callback gave tk_stack_ring_event before
+ * this event (the event buffer is not read from here); innermost first,
+ * each frame as tk_syms_addr_text gives it (a kernel address unless
+ * user, then one of process pid). Text: a line "        func+0x1a" a
+ * frame, or "        [kernel stack unavailable]" (user) when id is
+ * negative or cannot be read; JSON (j not NULL): an array "kstack"
+ * ("ustack"), or null. skip_plumbing: leading kernel frames of the
+ * tracing machinery (tk_ksym_plumbing) left out. A stack that cannot be
+ * read, or that fills every frame slot, is counted for
+ * tk_stacks_report. */
 struct tk_json;
 struct tk_syms;
-void tk_event_stack(struct tk_syms *s, int stacks_fd, int id, bool user, pid_t pid,
+void tk_event_stack(struct tk_syms *s, struct bpf_object *obj, int id, bool user, pid_t pid,
 		    bool skip_plumbing, struct tk_json *j);
-
-/* The same, for an id of tk_stack_id (bpf/tk_stack.bpf.h) in obj: from
- * tk_stacks, tk_stacks_spill, or the frames sent on tk_events, which
- * the event callback gave tk_stack_ring_event before this event (the
- * event buffer is not read from here). A stack that cannot be read, or
- * that fills every frame slot, is counted for tk_stacks_report. */
-void tk_event_stack_shared(struct tk_syms *s, struct bpf_object *obj, int id, bool user,
-			   pid_t pid, bool skip_plumbing, struct tk_json *j);
 
 /* For a tool that prints stacks under its events by tk_stack_id's ids
  * (trace, capable), with -K (kernel) and -U (user). Before tk_load: the
@@ -172,9 +168,9 @@ int tk_event_stacks_configure(struct bpf_object *obj);
 void tk_event_stacks_report(struct bpf_object *obj);
 
 /* For a tool whose own events share tk_events with stacks sent by their
- * frames: true when data is such a stack, now kept for
- * tk_event_stack_shared (the event callback calls it first, and returns
- * at once when it is true). */
+ * frames: true when data is such a stack, now kept for tk_event_stack
+ * (the event callback calls it first, and returns at once when it is
+ * true). */
 bool tk_stack_ring_event(const void *data, size_t size);
 
 #endif

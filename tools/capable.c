@@ -131,9 +131,9 @@ static void print_text(const struct cap_event *e, const char *name)
 	else
 		printf("%s\n", e->ret ? "deny" : "allow");
 	if (env.kstack)
-		tk_event_stack_shared(syms, obj, e->kstack, false, e->pid, true, NULL);
+		tk_event_stack(syms, obj, e->kstack, false, e->pid, true, NULL);
 	if (env.ustack)
-		tk_event_stack_shared(syms, obj, e->ustack, true, e->pid, false, NULL);
+		tk_event_stack(syms, obj, e->ustack, true, e->pid, false, NULL);
 }
 
 static void json_flag(struct tk_json *j, const char *key, int v)
@@ -160,9 +160,9 @@ static void print_json(const struct cap_event *e, const char *name)
 	tk_json_int(&j, "ret", e->ret);
 	tk_json_error(&j, e->ret);
 	if (env.kstack)
-		tk_event_stack_shared(syms, obj, e->kstack, false, e->pid, true, &j);
+		tk_event_stack(syms, obj, e->kstack, false, e->pid, true, &j);
 	if (env.ustack)
-		tk_event_stack_shared(syms, obj, e->ustack, true, e->pid, false, &j);
+		tk_event_stack(syms, obj, e->ustack, true, e->pid, false, &j);
 	tk_json_end(&j);
 }
 

@@ -308,7 +308,7 @@ static void message(const struct probe *p, const struct trace_hit *e, char *out,
 
 static void print_stack(const struct trace_hit *e, int id, bool user, struct tk_json *j)
 {
-	tk_event_stack_shared(symbolizer(), obj, id, user, (pid_t)e->pid, false, j);
+	tk_event_stack(symbolizer(), obj, id, user, (pid_t)e->pid, false, j);
 }
 
 static void print_json(const struct probe *p, const struct trace_hit *e, const char *msg)
