@@ -191,6 +191,22 @@ def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, t
         assert "by their frames" not in err, err
 
 
+def stop(pid, timeout=30):
+    """SIGSTOP pid, and wait until each of its threads is stopped (a
+    task that has not run since reads what came meanwhile first)."""
+    os.kill(pid, signal.SIGSTOP)
+    end = time.monotonic() + timeout
+    while True:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+        if all(st == "T" for st in states):
+            return
+        assert time.monotonic() < end, f"{pid} not stopped after {timeout} s: {states}"
+        time.sleep(0.01)
+
+
 @pytest.mark.kernel
 def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
     """Per-CPU perf buffers: getppid once on the last CPU, where its
@@ -206,7 +222,7 @@ def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
         with Tool("trace", "-p", w.pid, "-j", "-v", "-K", "-U", "--stack-storage-size", "1",
                   f'u:{prog}:item "%d", arg1', *GETPPID,
                   env={"TRACEKIT_TRANSPORT": "perf"}) as tool:
-            os.kill(tool.proc.pid, signal.SIGSTOP)
+            stop(tool.proc.pid)
             try:
                 os.sched_setaffinity(w.pid, {cpus[-1]})
                 w.send("calls 1")
