@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import (ROOT, Tool, Workload, assert_no_kernel_function_tracing, json_lines,
-                      loss_record, require, run, tool_path)
+from conftest import (ROOT, SYSCALL_ENTRY, Tool, Workload, assert_no_kernel_function_tracing,
+                      json_lines, loss_record, require, run, syscall_numbers, tool_path)
 from test_stackcount import LOSS, NO_RING
 
 PROGS = ROOT / "tests/e2e/progs"
@@ -129,9 +129,14 @@ def test_command_is_traced_from_its_exec(prog):
 
 
 # ---- stacks (-K, -U) ----
-# getppid's syscall, entered and left: two kernel stacks, one user stack
-# (libc's getppid, the same user state both times).
-GETPPID = ['t:syscalls:sys_enter_getppid "%d", 1', 't:syscalls:sys_exit_getppid "%d", 1']
+# getppid's syscall, entered and left, at raw_syscalls' tracepoints (the
+# filter on this machine's number of getppid, -p on the workload: only
+# its getppid calls): two kernel stacks, one user stack (libc's getppid,
+# the same user state both times). Not syscalls:sys_enter_getppid: before
+# 6.12 those have no kernel stack.
+GETPPID_NR = syscall_numbers()["getppid"]
+GETPPID = [f't:raw_syscalls:sys_enter (id == {GETPPID_NR}) "%d", id',
+           f't:raw_syscalls:sys_exit (id == {GETPPID_NR}) "%d", ret']
 # The ways of a stack the stack map cannot keep, as test_stackcount
 # forces them: one slot and no spill map (below 8 slots), so by its
 # frames on the event buffer; one slot beside the spill map of 512 (an
@@ -150,13 +155,20 @@ def of_func(evs, func):
     return [e for e in evs if e["func"] == func]
 
 
+def in_syscall(kstack):
+    """Is kstack (innermost first) a system call's, from the
+    architecture's syscall entry?"""
+    frames = [f.split("+")[0] for f in kstack or ()]
+    return frames[-len(SYSCALL_ENTRY):] == SYSCALL_ENTRY[::-1]
+
+
 @pytest.mark.parametrize("transport", ["ringbuf", "perf"])
 @pytest.mark.parametrize("path", sorted(STACK_PATHS))
 @pytest.mark.kernel
 def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, transport):
     """item 5 times, then getppid 5 times: four distinct stacks (item's
     user stack; getppid's user stack and the kernel's at its entry and
-    its exit), each taken 5 times, in a one-slot stack map that keeps
+    its exit, raw_syscalls:sys_enter and sys_exit), each taken 5 times, in a one-slot stack map that keeps
     the first (item's). The other three go to the spill map, or by their
     frames; over per-CPU perf buffers too, where each event's frames go
     just before it. Every event has its exact stacks, none is lost. A
@@ -171,13 +183,15 @@ def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, t
     # As many of each as made (in perf buffers, one a CPU, the order is
     # lost when the workload moves).
     assert sorted((e["func"], e["pid"]) for e in evs) == \
-        sorted([("item", pid)] * 5 + [("sys_enter_getppid", pid), ("sys_exit_getppid", pid)] * 5), evs
+        sorted([("item", pid)] * 5 + [("sys_enter", pid), ("sys_exit", pid)] * 5), evs
+    assert [e["message"] for e in of_func(evs, "sys_enter")] == [str(GETPPID_NR)] * 5, evs
+    assert [e["message"] for e in of_func(evs, "sys_exit")] == [str(os.getpid())] * 5, evs
     (item,) = stack_tuples(of_func(evs, "item"))
-    (enter,) = stack_tuples(of_func(evs, "sys_enter_getppid"))
-    (exit_,) = stack_tuples(of_func(evs, "sys_exit_getppid"))
+    (enter,) = stack_tuples(of_func(evs, "sys_enter"))
+    (exit_,) = stack_tuples(of_func(evs, "sys_exit"))
     assert item[0] is None and item[1] and item[1][0].startswith("item"), item
     for kstack, ustack in (enter, exit_):
-        assert kstack and any(f.startswith("do_syscall_64") for f in kstack), kstack
+        assert in_syscall(kstack), kstack
         assert ustack and ustack[0].startswith("getppid"), ustack
     assert enter[0] != exit_[0] and enter[1] == exit_[1], (enter, exit_)
     assert f"trace: event transport: {'ring' if transport == 'ringbuf' else 'perf'} buffer\n" in err
@@ -238,11 +252,11 @@ def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
     assert loss_record(records) == LOSS, records[-1]
     evs = records[:-1]
     assert [(e["cpu"], e["func"]) for e in evs] == \
-        [(cpus[0], "sys_enter_getppid"), (cpus[0], "sys_exit_getppid"),
-         (cpus[-1], "item"), (cpus[-1], "sys_enter_getppid"), (cpus[-1], "sys_exit_getppid")], evs
-    for func in ("sys_enter_getppid", "sys_exit_getppid"):
+        [(cpus[0], "sys_enter"), (cpus[0], "sys_exit"),
+         (cpus[-1], "item"), (cpus[-1], "sys_enter"), (cpus[-1], "sys_exit")], evs
+    for func in ("sys_enter", "sys_exit"):
         (stacks,) = stack_tuples(of_func(evs, func))
-        assert stacks[0] and stacks[1] and stacks[1][0].startswith("getppid"), stacks
+        assert in_syscall(stacks[0]) and stacks[1] and stacks[1][0].startswith("getppid"), stacks
     assert "trace: 3 stacks reached userspace by their frames" in err, err
 
 
@@ -250,24 +264,29 @@ def test_perf_buffers_give_each_event_its_stack_sent_from_another_cpu(prog):
 @pytest.mark.kernel
 def test_stacks_no_map_keeps_are_printed_unavailable_and_counted(prog, fmt):
     """Without the way by frames (TRACEKIT_STACK_RING=0) and with one
-    stack slot and no spill map: of the 20 stacks of 5 getppid calls (3
-    distinct), the first, the kernel's at entry, is kept, and the other
-    15 collide. Each is printed unavailable, and counted: 15 on the
-    loss line, 15 in the loss record."""
+    stack slot and no spill map: 5 getppid calls take 20 stacks (a
+    kernel and a user stack at each of 10 events), of 3 distinct ones:
+    the kernel's at raw_syscalls:sys_enter, at sys_exit, and libc's
+    getppid (the same user state at both). The first taken, the kernel's
+    at entry, holds the one slot, and is found again at each entry: 5
+    are kept. The other 15 (each entry's user stack, each exit's two)
+    find their bucket taken: each is printed unavailable, and counted,
+    15 on the loss line, 15 in the loss record."""
     json = fmt == "json"
     out, err, pid = traced(prog, GETPPID, ["getppid 5"], "-K", "-U",
                            "--stack-storage-size", "1", *(["-j"] if json else []), env=NO_RING)
     if json:
         records = json_lines(out)
         evs = records[:-1]
-        assert [e["func"] for e in evs] == ["sys_enter_getppid", "sys_exit_getppid"] * 5, evs
+        assert [e["func"] for e in evs] == ["sys_enter", "sys_exit"] * 5, evs
         unavailable = [(e["func"], k) for e in evs for k in ("kstack", "ustack") if e[k] is None]
-        assert len(unavailable) == 15 and ("sys_enter_getppid", "kstack") not in unavailable, evs
+        assert sorted(unavailable) == sorted([("sys_enter", "ustack"), ("sys_exit", "kstack"),
+                                              ("sys_exit", "ustack")] * 5), evs
         assert loss_record(records) == dict(LOSS, stack_collisions=15), records[-1]
         return
     rows = lines(out)
     evs = events(rows)
-    assert [l.split()[3] for l, _ in evs] == ["sys_enter_getppid", "sys_exit_getppid"] * 5, out
+    assert [l.split()[3] for l, _ in evs] == ["sys_enter", "sys_exit"] * 5, out
     unavailable = [f for _, frames in evs for f in frames if f.endswith(" stack unavailable]")]
     assert len(unavailable) == 15, out
     assert [l for l in err.splitlines() if "stack" in l] == \
