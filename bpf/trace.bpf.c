@@ -33,6 +33,17 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* Per probe slot and CPU: the events of a tracepoint whose kernel stack
+ * the kernel did not give (-EFAULT). Before Linux 6.12 the syscalls:*
+ * tracepoints hand BPF the syscall's user-mode registers, so every one
+ * of their events has none; trace says so at exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TRACE_SLOTS);
+	__type(key, u32);
+	__type(value, u64);
+} trace_no_kstack SEC(".maps");
+
 static __always_inline int handle(void *ctx, u32 slot, int mode)
 {
 	const volatile struct trace_probe_plan *p = &trace_plans[slot];
@@ -64,6 +75,12 @@ static __always_inline int handle(void *ctx, u32 slot, int mode)
 	/* tk_stacks, else the spill map, else the frames sent on tk_events
 	 * just before this event; a loss is counted (tk_stack.bpf.h). */
 	ev->kstack = p->kstack ? tk_stack_id(ctx, 0) : TK_STACK_NOT_TAKEN;
+	if (mode == TK_MODE_TP && ev->kstack == -14 /* EFAULT */) {
+		u64 *n = bpf_map_lookup_elem(&trace_no_kstack, &slot);
+
+		if (n)
+			(*n)++;
+	}
 	ev->ustack = p->ustack ? tk_stack_id(ctx, BPF_F_USER_STACK) : TK_STACK_NOT_TAKEN;
 	ev->faults = 0;
 	for (i = 0; i < TRACE_VALUES; i++) {

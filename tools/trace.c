@@ -429,6 +429,52 @@ static int handle_event(void *ctx, const void *data, size_t size)
 
 TK_SKEL_OPS(trace_bpf);
 
+/* -K on a syscalls:* tracepoint: before Linux 6.12 (376bd59e2a04) the
+ * kernel hands BPF the syscall's user-mode registers there, so no event
+ * has a kernel stack, and each prints [kernel stack unavailable]. Said
+ * once a probe at exit, with the tracepoint that has one: raw_syscalls'
+ * pass the kernel's registers on every kernel. */
+static void report_no_kstack(struct trace_bpf *skel)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(skel->maps.trace_no_kstack);
+	unsigned long long *vals;
+
+	if (!env.kstack || ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (int i = 0; i < nprobes; i++) {
+		const struct tk_probe_spec *s = &probes[i].site.spec;
+		const char *raw = NULL, *sys = NULL;
+		unsigned long long n = 0;
+		char filter[48] = "";
+		__u32 key = i;
+		long nr;
+
+		if (s->kind != TK_PROBE_TRACEPOINT || !s->target || strcmp(s->target, "syscalls"))
+			continue;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			n += vals[c];
+		if (!n)
+			continue;
+		if (!strncmp(s->name, "sys_enter_", 10))
+			raw = "sys_enter", sys = s->name + 10;
+		else if (!strncmp(s->name, "sys_exit_", 9))
+			raw = "sys_exit", sys = s->name + 9;
+		nr = sys ? tk_syscall_nr(tk_arch_native(), sys) : -1;
+		if (nr >= 0)
+			snprintf(filter, sizeof(filter), " (id == %ld)", nr);
+		tk_warn("the kernel gave no kernel stack at syscalls:%s (%llu events): before "
+			"Linux 6.12 syscalls:* tracepoints carry user-mode registers; "
+			"raw_syscalls:%s%s has them", s->name, n, raw ? raw : "sys_enter", filter);
+	}
+	free(vals);
+}
+
 int main(int argc, char **argv)
 {
 	struct trace_bpf *skel;
@@ -457,6 +503,7 @@ int main(int argc, char **argv)
 	tk_ready();
 	tk_events_loop();
 	tk_event_stacks_report(skel->obj);
+	report_no_kstack(skel);
 	trace_bpf__destroy(skel);
 	tk_syms_free(syms);
 	return tk_exit_status();

@@ -133,7 +133,7 @@ def test_command_is_traced_from_its_exec(prog):
 # filter on this machine's number of getppid, -p on the workload: only
 # its getppid calls): two kernel stacks, one user stack (libc's getppid,
 # the same user state both times). Not syscalls:sys_enter_getppid: before
-# 6.12 those have no kernel stack.
+# 6.12 those have no kernel stack (test_syscalls_tracepoints_kernel_stacks).
 GETPPID_NR = syscall_numbers()["getppid"]
 GETPPID = [f't:raw_syscalls:sys_enter (id == {GETPPID_NR}) "%d", id',
            f't:raw_syscalls:sys_exit (id == {GETPPID_NR}) "%d", ret']
@@ -292,6 +292,41 @@ def test_stacks_no_map_keeps_are_printed_unavailable_and_counted(prog, fmt):
     assert [l for l in err.splitlines() if "stack" in l] == \
         ["trace: 15 stacks lost to hash collisions in the stack map; raise "
          "--stack-storage-size (now 1)"], err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.kernel
+def test_syscalls_tracepoints_kernel_stacks(prog, fmt):
+    """-K at syscalls:sys_enter_getppid and sys_exit_getppid, getppid 5
+    times. Before 6.12 the kernel hands BPF the syscall's user-mode
+    registers there: no event has a kernel stack (none of the 10), each
+    prints unavailable, uncounted as a loss, and trace says once a
+    probe, on stderr at exit (-j too), how many events had none and
+    which tracepoint has them. Where the kernel gives them, every event
+    has its syscall's kernel stack, and nothing is said. Which of the
+    two is what the kernel gave; a mix is a failure."""
+    json = fmt == "json"
+    out, err, pid = traced(prog, ['t:syscalls:sys_enter_getppid "%d", 1',
+                                  't:syscalls:sys_exit_getppid "%d", 1'],
+                           ["getppid 5"], "-K", *(["-j"] if json else []))
+    if json:
+        records = json_lines(out)
+        assert loss_record(records) == LOSS, records[-1]
+        evs = [(e["func"], e["kstack"]) for e in records[:-1]]
+    else:
+        evs = [(l.split()[3], None if frames == ["[kernel stack unavailable]"] else frames)
+               for l, frames in events(lines(out))]
+    assert [f for f, _ in evs] == ["sys_enter_getppid", "sys_exit_getppid"] * 5, out
+    told = [l for l in err.splitlines() if "kernel stack" in l]
+    if all(k is None for _, k in evs):
+        assert told == [
+            f"trace: the kernel gave no kernel stack at syscalls:sys_{d}_getppid (5 events): "
+            "before Linux 6.12 syscalls:* tracepoints carry user-mode registers; "
+            f"raw_syscalls:sys_{d} (id == {GETPPID_NR}) has them" for d in ("enter", "exit")], err
+    else:
+        assert all(in_syscall(k) for _, k in evs), out
+        assert told == [], err
+    assert "lost" not in err, err
 
 
 # ---- USDT ----
