@@ -169,9 +169,9 @@ def in_syscall(kstack):
 def test_every_event_has_its_stacks_when_the_maps_cannot_keep_them(prog, path, transport):
     """item 5 times, then getppid 5 times: four distinct stacks (item's
     user stack; getppid's user stack and the kernel's at its entry and
-    its exit, raw_syscalls:sys_enter and sys_exit), each taken 5 times, in a one-slot stack map that keeps
-    the first (item's). The other three go to the spill map, or by their
-    frames; over per-CPU perf buffers too, where each event's frames go
+    its exit, raw_syscalls:sys_enter and sys_exit), each taken 5 times,
+    in a one-slot stack map that keeps the first (item's). The other
+    three go to the spill map, or by their frames; over per-CPU perf buffers too, where each event's frames go
     just before it. Every event has its exact stacks, none is lost. A
     uprobe fires in user mode: item has no kernel stack (not a loss)."""
     opts, env = STACK_PATHS[path]
