@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import (ROOT, SYSCALL_ENTRY, Tool, Workload, assert_no_kernel_function_tracing,
-                      json_lines, loss_record, require, run, syscall_numbers, tool_path)
+                      json_lines, loss_record, require, run, syscall_numbers)
 from test_stackcount import LOSS, NO_RING
 
 PROGS = ROOT / "tests/e2e/progs"
@@ -571,7 +571,7 @@ def test_probe_errors_show_the_place(probe, message, caret):
     (["--stack-storage-size", "8", "t:sched:sched_switch"],
      "option --stack-storage-size needs -K or -U"),
     ([], "missing PROBE"),
-    ([f"t:sched:sched_switch"] * 9, "too many probes: at most 8 per run"),
+    (["t:sched:sched_switch"] * 9, "too many probes: at most 8 per run"),
 ])
 def test_usage_errors(args, message):
     r = run("trace", *args)
