@@ -32,11 +32,6 @@ static volatile pid_t forward_pid;
 static int wake_pipe[2] = { -1, -1 };
 static void (*ready_hook)(void);
 static double start_time;
-/* When tracing began (tk_ready): --duration counts from there, as bcc's
- * tools sleep for it once attached. Loading and attaching can take
- * seconds (BTF and the verifier under TCG took over 1 s of a 1 s run
- * there, and the workload's events fell after the end). */
-static double ready_time;
 
 void tk_set_tool_name(const char *name)
 {
@@ -148,7 +143,7 @@ void tk_init(void)
 	if (fstat(STDOUT_FILENO, &st) == 0 &&
 	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 		setvbuf(stdout, NULL, _IOLBF, 0);
-	start_time = ready_time = now_mono();
+	start_time = now_mono();
 }
 
 static volatile sig_atomic_t reload_signal;
@@ -184,7 +179,7 @@ bool tk_exiting(void)
 {
 	if (stop_signal || stop_requested)
 		return true;
-	return tk_opts.duration > 0 && now_mono() - ready_time >= tk_opts.duration;
+	return tk_opts.duration > 0 && tk_elapsed() >= tk_opts.duration;
 }
 
 long tk_read_sysctl(const char *path, long dflt)
@@ -206,7 +201,7 @@ int tk_wait_ms(int max_ms)
 
 	if (tk_opts.duration <= 0)
 		return max_ms;
-	left = (tk_opts.duration - (now_mono() - ready_time)) * 1000;
+	left = (tk_opts.duration - tk_elapsed()) * 1000;
 	if (left < 0)
 		return 0;
 	return left < max_ms ? (int)left + 1 : max_ms;
@@ -436,9 +431,13 @@ void tk_ready(void)
 			close((int)fd);
 		}
 	}
-	/* After the word is out: a script that waits on it gets the whole
-	 * --duration from there. */
-	ready_time = now_mono();
+	/* Tracing begins: tk_elapsed, and so --duration and every interval,
+	 * counts from here, as bcc's tools sleep for a duration once
+	 * attached. Loading and attaching can take seconds (over 1 s under
+	 * TCG in the arm64 6.12 VM: offcputime's 1 s run ended before the
+	 * workload's sleeps). After the word is out, so a script that waits
+	 * on it gets the whole duration. */
+	start_time = now_mono();
 	/* Not for a traced COMMAND, which may be a tool itself. */
 	unsetenv("TRACEKIT_READY_FD");
 	if (ready_hook)

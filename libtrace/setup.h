@@ -13,7 +13,7 @@ const char *tk_tool_name(void);
 
 /* After tk_parse_args: route libbpf messages to stderr only with -v,
  * end on SIGINT/SIGTERM (tk_exiting), line-buffer stdout when it is a
- * pipe or socket. (The --duration clock starts at tk_ready.) */
+ * pipe or socket, and start the clock that tk_ready starts again. */
 void tk_init(void);
 
 /* True once a tool should print its final output and exit: a signal came
@@ -39,11 +39,11 @@ bool tk_reload_requested(void);
  * dflt when it cannot be read. */
 long tk_read_sysctl(const char *path, long dflt);
 
-/* Milliseconds until --duration, counted from tk_ready, ends (or max_ms,
- * whichever is less). */
+/* Milliseconds until --duration ends (or max_ms, whichever is less). */
 int tk_wait_ms(int max_ms);
 
-/* Seconds since tk_init, on the monotonic clock. */
+/* Seconds since tracing began (tk_ready; before it, since tk_init), on
+ * the monotonic clock: --duration and intervals count from there. */
 double tk_elapsed(void);
 
 /* Runtime failure: "tool: MESSAGE" on stderr, exit 1. */

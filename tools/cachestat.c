@@ -193,8 +193,6 @@ int main(int argc, char **argv)
 	if (!skel)  /* no tracepoint way to offer: say why there is none */
 		tk_fail("%s (no tracepoint sees a page cache hit: cachestat needs kernel functions)",
 			why);
-	start = tk_elapsed();  /* counting began as the probes attached */
-	next = start + tk_opts.interval;
 	if (!tk_opts.json) {
 		if (tk_opts.time)
 			printf("%-8s ", "TIME");
@@ -203,6 +201,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	tk_ready();
+	start = tk_elapsed();  /* counting began as the probes attached */
+	next = start + tk_opts.interval;
 	do {
 		now = next - tk_elapsed();
 		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);

@@ -265,10 +265,10 @@ int main(int argc, char **argv)
 		tk_opts.interval = 1;
 	tk_init();
 	skel = tk_load_kfunc_or_tp(&filetop_bpf_ops, configure, &way, &way, tp_blind);
-	next = tk_elapsed() + tk_opts.interval;
 	if (!tk_opts.json)
 		printf("Tracing... Output every %ld secs. Hit Ctrl-C to end\n", tk_opts.interval);
 	tk_ready();
+	next = tk_elapsed() + tk_opts.interval;
 	do {
 		now = next - tk_elapsed();
 		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);

@@ -237,11 +237,11 @@ int main(int argc, char **argv)
 		tk_opts.interval = 1;
 	tk_init();
 	skel = tk_load(&vfsstat_bpf_ops, configure, NULL);
-	start = tk_elapsed();  /* counting began as the probes attached */
-	next = start + tk_opts.interval;
 	if (!tk_opts.json)
 		print_header();
 	tk_ready();
+	start = tk_elapsed();  /* counting began as the probes attached */
+	next = start + tk_opts.interval;
 	do {
 		now = next - tk_elapsed();
 		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);
