@@ -419,6 +419,13 @@ void tk_ready(void)
 	const char *env = getenv("TRACEKIT_READY_FD");
 
 	fflush(stdout);  /* the header, before the first event */
+	/* Tracing begins: tk_elapsed, and so --duration and every interval,
+	 * counts from here, as bcc's tools sleep for a duration once
+	 * attached. Loading and attaching can take seconds (over 1 s under
+	 * TCG in the arm64 6.12 VM: offcputime's 1 s run ended before the
+	 * workload's sleeps). After the header is out (a full pipe can hold
+	 * it), before the word: whoever waits on it sees the clock started. */
+	start_time = now_mono();
 	if (isatty(STDERR_FILENO) && !tk_opts.json && !ready_hook)
 		fprintf(stderr, "Tracing... Hit Ctrl-C to end.\n");
 	if (env && *env) {
@@ -431,13 +438,6 @@ void tk_ready(void)
 			close((int)fd);
 		}
 	}
-	/* Tracing begins: tk_elapsed, and so --duration and every interval,
-	 * counts from here, as bcc's tools sleep for a duration once
-	 * attached. Loading and attaching can take seconds (over 1 s under
-	 * TCG in the arm64 6.12 VM: offcputime's 1 s run ended before the
-	 * workload's sleeps). After the word is out, so a script that waits
-	 * on it gets the whole duration. */
-	start_time = now_mono();
 	/* Not for a traced COMMAND, which may be a tool itself. */
 	unsetenv("TRACEKIT_READY_FD");
 	if (ready_hook)

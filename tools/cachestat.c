@@ -201,8 +201,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	tk_ready();
-	start = tk_elapsed();  /* counting began as the probes attached */
-	next = start + tk_opts.interval;
+	start = 0;  /* when tracing began: see vfsstat */
+	next = tk_opts.interval;
 	do {
 		now = next - tk_elapsed();
 		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);

@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 	tk_init();
 	skel = tk_load(&netqtop_bpf_ops, configure, NULL);
 	tk_ready();
-	then_s = tk_elapsed();
+	then_s = 0;  /* when tracing began: see vfsstat */
 	tk_print_intervals(print_interval, skel);
 	tk_losses_report(skel->obj);
 	netqtop_bpf__destroy(skel);

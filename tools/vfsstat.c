@@ -240,8 +240,12 @@ int main(int argc, char **argv)
 	if (!tk_opts.json)
 		print_header();
 	tk_ready();
-	start = tk_elapsed();  /* counting began as the probes attached */
-	next = start + tk_opts.interval;
+	/* The first row's time runs from when tracing began (tk_elapsed's
+	 * 0, set before the tool says it is ready), not from here: were the
+	 * tool descheduled in between, the row would cover less time than
+	 * its counts. */
+	start = 0;
+	next = tk_opts.interval;
 	do {
 		now = next - tk_elapsed();
 		tk_sleep_ms(now > 0 ? (int)(now * 1000) + 1 : 0);
