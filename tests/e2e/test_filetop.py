@@ -10,14 +10,16 @@ vfs_write, as bcc) do not.
 The file lives in a tmpfs of the test's own: on an overlayfs (/tmp in the
 VM matrix) stat(2) gives the upper filesystem's device, the struct file
 the overlay's."""
-import subprocess
+import fcntl
 import os
 import re
+import subprocess
+import time
 
 import pytest
 
 from conftest import (Tool, assert_no_kernel_function_tracing, json_lines, loss_record,
-                      require, run)
+                      require, run, syscall_numbers, tool_path)
 
 COMM = open("/proc/self/comm").read().strip()
 
@@ -152,3 +154,61 @@ def test_all_files_adds_other_types():
 
     assert writes_to_null("-a") == [("O", 3, 300)]
     assert writes_to_null() == []
+
+
+def blocked_in_write(pid, fd):
+    """True while pid's main thread is in write(2) on fd (/proc/PID/syscall:
+    the call's number, then its arguments in hex)."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().startswith(f"{syscall_numbers()['write']} {fd:#x} ")
+    except OSError:
+        return False
+
+
+def test_duration_counts_from_when_tracing_began():
+    """--duration runs from when the tool is attached, as bcc's tools
+    sleep for it once attached, not from its start: loading can take a
+    second of its own (under TCG the arm64 6.12 VM's 1 s offcputime run
+    ended before the workload slept). Here the start is made long on
+    purpose: the tool's stdout is a full pipe, so its "Tracing..." line,
+    printed before it is ready, blocks until the test reads, 1.5 s after
+    the tool's start and past its 1 s duration. It must still run 1 s from
+    there: its last interval, printed at the end, comes 1 s or more after
+    the test let it go on."""
+    rfd, wfd = os.pipe()
+    fcntl.fcntl(wfd, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(wfd, False)
+    filler = 0
+    try:
+        while True:
+            filler += os.write(wfd, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(wfd, True)   # the flag is the pipe's, shared with the tool
+    started = time.monotonic()
+    p = subprocess.Popen([tool_path("filetop"), "-C", "-d", "1"], stdout=wfd,
+                         stderr=subprocess.PIPE)
+    os.close(wfd)
+    try:
+        while not blocked_in_write(p.pid, 1):
+            assert p.poll() is None, p.communicate()
+            time.sleep(0.01)
+        time.sleep(max(0.0, started + 1.5 - time.monotonic()))
+        assert p.poll() is None, p.communicate()
+        unblocked = time.monotonic()   # the tool goes on only after this
+        out = b""
+        while chunk := os.read(rfd, 65536):
+            out += chunk
+            last_read = time.monotonic()   # the end's interval: its last
+        p.wait(timeout=30)
+    finally:
+        os.close(rfd)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, p.stderr.read()
+    assert out[filler:].startswith(b"Tracing... Output every 1 secs."), out[filler:]
+    # Timed by the output, not the exit: closing its BPF links takes this
+    # kernel 1.5 s after exit_group.
+    assert last_read - unblocked >= 1.0, (last_read - unblocked, out[filler:])
