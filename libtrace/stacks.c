@@ -458,6 +458,20 @@ bool tk_ksym_plumbing(const char *name)
 	return false;
 }
 
+bool tk_kstack_top_plumbing(struct tk_kstack_top *t, const char *name)
+{
+	bool skip;
+
+	if (t->shown)
+		return false;
+	/* Unnamed after a program: its trampoline, freed since (the
+	 * header says why); the traced function's frame comes next. */
+	skip = name ? tk_ksym_plumbing(name) : t->after_prog;
+	t->after_prog = name && !strncmp(name, "bpf_prog_", strlen("bpf_prog_"));
+	t->shown = !skip;
+	return skip;
+}
+
 /* Read stack id from the stack map into ips; *n: its frames. false
  * when the stack is gone (it should not be: nothing deletes stacks).
  * poll: a stack sent by its frames that has not come yet is read from
@@ -507,6 +521,7 @@ static bool repeated_top(uint64_t ip, uint64_t prev, unsigned shown)
 static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t tgid,
 			    struct tk_stack_frames *out)
 {
+	struct tk_kstack_top top = TK_KSTACK_TOP_INIT;
 	struct tk_sym sym[8];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -522,7 +537,7 @@ static void symbolize_stack(const uint64_t *ips, unsigned n, bool user, uint32_t
 					  sym[j].inlined ? "_[i]" : "");
 		} else {
 			tk_syms_kernel(symbolizer(), addr, sym);
-			if (!out->n && sym[0].name && tk_ksym_plumbing(sym[0].name))
+			if (tk_kstack_top_plumbing(&top, sym[0].name))
 				continue;
 			if (i && repeated_top(ips[i], ips[i - 1], out->n))
 				continue;
@@ -1286,9 +1301,9 @@ void tk_event_stack(struct tk_syms *s, struct bpf_object *obj, int id, bool user
 		    bool skip_plumbing, struct tk_json *j)
 {
 	uint64_t *ips = calloc(tk_stack_opts.max_depth, sizeof(*ips));
+	struct tk_kstack_top top = TK_KSTACK_TOP_INIT;
 	struct tk_sym sym;
 	char buf[512];
-	bool top = true;
 	unsigned n = 0, shown = 0;
 
 	if (!ips)
@@ -1305,10 +1320,9 @@ void tk_event_stack(struct tk_syms *s, struct bpf_object *obj, int id, bool user
 	if (j)
 		tk_json_arr_open(j, user ? "ustack" : "kstack");
 	for (unsigned i = 0; i < n; i++) {
-		if (skip_plumbing && top && !user && s && tk_syms_kernel(s, ips[i], &sym) == 1 &&
-		    sym.name && tk_ksym_plumbing(sym.name))
+		if (skip_plumbing && !user && s && tk_syms_kernel(s, ips[i], &sym) == 1 &&
+		    tk_kstack_top_plumbing(&top, sym.name))
 			continue;
-		top = false;
 		if (!user && i && repeated_top(ips[i], ips[i - 1], shown))
 			continue;
 		shown++;

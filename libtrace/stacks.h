@@ -134,6 +134,24 @@ void tk_stack_frames_free(struct tk_stack_frames *f);
  * drop them, so that a stack starts where the event happened. */
 bool tk_ksym_plumbing(const char *name);
 
+/* Walking a kernel stack from its innermost frame: whether the next
+ * frame, of symbol name (NULL: no symbol names it), is still the tracing
+ * machinery's at the top and is left out. Once a frame is not, none
+ * after it is. A frame that no symbol names, just after a BPF program's
+ * (bpf_prog_), is left out too. A program is called by the kernel's
+ * tracing code, whose text always has a name, or by BPF-made code: a
+ * trampoline, whose name goes when it is freed. Closing the probes
+ * before the drain at exit (tk_events_loop) frees it, maybe before a
+ * stack that went through it is read (arm64's 6.12 under TCG: capable's
+ * stacks drained at exit began at the bare address). Start from
+ * TK_KSTACK_TOP_INIT. */
+struct tk_kstack_top {
+	bool shown;        /* a frame has been kept */
+	bool after_prog;   /* the frame before was a BPF program's */
+};
+#define TK_KSTACK_TOP_INIT ((struct tk_kstack_top){ false, false })
+bool tk_kstack_top_plumbing(struct tk_kstack_top *t, const char *name);
+
 /* One event's stack, for the tools that print a stack under an event
  * line (trace, capable): stack id of tk_stack_id (bpf/tk_stack.bpf.h)
  * in obj, from tk_stacks, tk_stacks_spill, or the frames sent on

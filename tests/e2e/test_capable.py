@@ -11,13 +11,15 @@ import errno
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (FRAME_POINTERS, ROOT, Tool, Workload, assert_no_kernel_function_tracing,
+from conftest import (FRAME_POINTERS, READY_TIMEOUT, ROOT, Tool, Workload, assert_no_kernel_function_tracing,
                       has_ksym, json_lines, kernel_has, loss_record, require, run, tool_path)
 from test_stackcount import LOSS
 from test_trace import STACK_PATHS, stack_tuples
@@ -137,6 +139,47 @@ def test_stacks(target, shm):
     records = json_lines(out)
     assert loss_record(records) == LOSS, records[-1]
     assert_chown_stacks(records)
+
+
+def trampolines():
+    """The addresses of the BPF trampolines the kernel names now
+    ("ADDR t bpf_trampoline_KEY [bpf]")."""
+    with open("/proc/kallsyms") as f:
+        return {p[0] for p in map(str.split, f)
+                if p[-1] == "[bpf]" and p[2].startswith("bpf_trampoline_")}
+
+
+@pytest.mark.kernel
+def test_stacks_through_a_freed_trampoline(target, shm):
+    """A stack taken at fentry went through cap_capable's BPF trampoline,
+    whose name goes when the trampoline is freed: as closing the probes
+    before the drain at exit may do before the stack is read. Here a
+    second capable replaces the trampoline while the first, stopped,
+    holds the checks unread; once the kernel no longer names the old
+    one, the first reads them. Its stacks still start at cap_capable,
+    not at the freed trampoline's bare address."""
+    require("fentry")
+    before = trampolines()
+    with workload(target, shm) as w, \
+            Tool("capable", "-j", "-K", "-U", "-p", w.pid, env={"TRACEKIT_ATTACH": "fentry"}) as t:
+        old = trampolines() - before
+        assert old, "fentry attached, but /proc/kallsyms names no new BPF trampoline"
+        os.kill(t.proc.pid, signal.SIGSTOP)
+        try:
+            play(w)
+            with Tool("capable", "-p", w.pid, env={"TRACEKIT_ATTACH": "fentry"}) as other:
+                deadline = time.monotonic() + READY_TIMEOUT
+                while old & trampolines():
+                    assert time.monotonic() < deadline, "the replaced trampoline is still named"
+                    time.sleep(0.1)
+                other_out, other_err, other_rc = other.stop()
+        finally:
+            os.kill(t.proc.pid, signal.SIGCONT)
+        out, err, rc = t.stop()
+    assert (rc, other_rc) == (0, 0), err + other_err
+    records = json_lines(out)
+    assert loss_record(records) == LOSS, records[-1]
+    assert_chown_stacks(records[:-1])
 
 
 def assert_chown_stacks(records):

@@ -30,6 +30,7 @@
 #include "symbolize_int.h"
 #include "symparse.h"
 #include "symprog.h"
+#include "stacks.h"
 
 static char tmpdir[] = "/tmp/tk-syms-XXXXXX";
 static char emptydir[PATH_MAX];   /* a debug dir with nothing in it */
@@ -753,6 +754,54 @@ static void test_format(void **state)
 	assert_string_equal(tk_sym_format(&b, small, sizeof(small)), "[unknow");
 }
 
+/* Which innermost kernel frames the stack tools leave out, named as the
+ * symbolizer names them (NULL: no name), against the frames a program at
+ * a fentry takes on arm64: the program twice (the registers' pc and its
+ * frame record), its trampoline, then the traced function. */
+static unsigned kept_from(const char *const *names, unsigned n)
+{
+	struct tk_kstack_top t = TK_KSTACK_TOP_INIT;
+	unsigned i = 0, first = n;
+
+	for (i = 0; i < n; i++) {
+		bool skip = tk_kstack_top_plumbing(&t, names[i]);
+
+		if (!skip && first == n)
+			first = i;
+		/* Once one is kept, every one after it is. */
+		if (first < n)
+			assert_false(skip);
+	}
+	return first;
+}
+
+static void test_kstack_top(void **state)
+{
+	const char *live[] = { "bpf_prog_6f7b_kf_cap_entry", "bpf_prog_6f7b_kf_cap_entry",
+			       "bpf_trampoline_6442", "cap_capable", "security_capable" };
+	/* The trampoline freed before the stack was read (at exit, after
+	 * the probes closed): no symbol names it. */
+	const char *freed[] = { "bpf_prog_6f7b_kf_cap_entry", "bpf_prog_6f7b_kf_cap_entry",
+				NULL, "cap_capable", "security_capable" };
+	const char *tp[] = { "bpf_prog_1_handle", "bpf_trace_run2", "__bpf_trace_sched_switch",
+			     "__schedule", "schedule" };
+	/* Unnamed but not a program's caller: shown, as is all after it. */
+	const char *top_unknown[] = { NULL, "cap_capable", "bpf_prog_1_x" };
+	const char *after_trampoline[] = { "bpf_trampoline_1", NULL, "f" };
+	const char *two_unknown[] = { "bpf_prog_1_x", NULL, NULL, "f" };
+	const char *no_plumbing[] = { "vfs_read", "bpf_prog_1_x", NULL };
+
+	(void)state;
+	assert_int_equal(kept_from(live, 5), 3);
+	assert_int_equal(kept_from(freed, 5), 3);
+	assert_int_equal(kept_from(tp, 5), 3);
+	assert_int_equal(kept_from(top_unknown, 3), 0);
+	assert_int_equal(kept_from(after_trampoline, 3), 1);
+	assert_int_equal(kept_from(two_unknown, 4), 2);
+	assert_int_equal(kept_from(no_plumbing, 3), 0);
+	assert_int_equal(kept_from(freed, 2), 2);   /* all left out */
+}
+
 static void test_self_libc(void **state)
 {
 	struct tk_syms *s = new_syms(false, NULL);
@@ -842,6 +891,7 @@ int main(void)
 		cmocka_unit_test(test_parse_maps),
 		cmocka_unit_test(test_parse_perfmap),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_kstack_top),
 		cmocka_unit_test(test_kernel_real),
 		cmocka_unit_test(test_kernel_file),
 		cmocka_unit_test(test_self_libc),
