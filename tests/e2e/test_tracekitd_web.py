@@ -376,10 +376,8 @@ def test_idle_flood_and_slow_reader_do_not_hurt_collection():
           f"under the flood, {rss_end / 2**20:.1f} MiB after")
 
 
-def sockets_from(pid, net):
-    """How many sockets process pid holds whose peer is in the IPv4 /24
-    net ("127.0.1"): /proc/net/tcp's remote addresses (in the host's byte
-    order: 127.0.1.x is "xx01007F" here) of pid's socket inodes."""
+def socket_inodes(pid):
+    """The inodes of the sockets process pid holds open."""
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -388,22 +386,23 @@ def sockets_from(pid, net):
             continue
         if link.startswith("socket:["):
             inodes.add(link[len("socket:["):-1])
-    tail = "".join(f"{int(b):02X}" for b in reversed(net.split(".")))
-    with open("/proc/net/tcp") as f:
-        next(f)
-        return sum(1 for p in map(str.split, f)
-                   if p[2].split(":")[0].endswith(tail) and p[9] in inodes)
+    return inodes
 
 
-def wait_let_go(d, net, timeout=60):
-    """Until the daemon has closed every connection from net. A client
-    sees its connection closed when libmicrohttpd shuts it down (the idle
-    timeout); the daemon frees its slot when libmicrohttpd cleans it up
-    later, and closes the socket only after that. A scrape in between
-    can find every slot still taken, and is refused."""
+def wait_let_go(d, before, timeout=60):
+    """Until the daemon holds no socket but those in before (its
+    socket_inodes before the test connected): every connection accepted
+    since is cleaned up. A client sees its connection closed when
+    libmicrohttpd shuts it down at the idle timeout; libmicrohttpd cleans
+    it up on a later turn of its loop, after it has accepted what came in
+    meanwhile. Only the clean-up frees the daemon's slot (NOTIFY_CLOSED),
+    then closes the socket, so a scrape in between finds every slot taken
+    and is refused. The daemon's fds tell, not /proc/net/tcp: once the
+    client has closed too, the daemon's end is in TIME_WAIT, which is
+    listed under inode 0 though its fd is still open."""
     deadline = time.monotonic() + timeout
-    while sockets_from(d.proc.pid, net):
-        assert time.monotonic() < deadline, f"tracekitd still holds connections from {net}.x"
+    while socket_inodes(d.proc.pid) - before:
+        assert time.monotonic() < deadline, "tracekitd still holds the test's connections"
         time.sleep(0.05)
 
 
@@ -423,6 +422,7 @@ def test_connection_limit_in_all_holds_and_frees_at_the_timeout():
     slots, extra = 32, 8
     with Daemon() as d:
         r0 = refused(d)
+        held = socket_inodes(d.proc.pid)
         socks = []
         for i in range(slots + extra):
             s = socket.socket()
@@ -441,7 +441,7 @@ def test_connection_limit_in_all_holds_and_frees_at_the_timeout():
             s.settimeout(60)
             assert s in shut or closed_by_server(s)
             s.close()
-        wait_let_go(d, "127.0.1")
+        wait_let_go(d, held)
         want = plus(r0, limit=extra + 1, timeout=slots)
         assert wait_refused(d, want) == want
         out, err, rc = d.stop(signal.SIGTERM)
